@@ -1,1 +1,33 @@
-"""tumble."""
+"""tumble: rigid-body dynamics for contact-rich scenes, with the classic contact methods side by side.
+
+    import tumble as tb
+    w = tb.World(gravity=(0, 0, -9.81), solver="pgs")
+    w.add_body(tb.Plane(), fixed=True)
+    b = w.add_body(tb.Box(half_extents=(0.5, 0.5, 0.5)), position=(0, 0, 2))
+    w.run(seconds=2, dt=1 / 60)
+
+Importing tumble compiles nothing; kernels compile (or load from the Numba cache) on first use.
+"""
+
+from tumble import materials, scenes
+from tumble.errors import (
+    BodyError,
+    MaterialError,
+    SceneError,
+    SettingsError,
+    ShapeError,
+    SimulationError,
+    TumbleError,
+)
+from tumble.materials import Material
+from tumble.settings import PGSSettings
+from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
+from tumble.world import Contacts, World
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "World", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound", "Material",
+    "materials", "scenes", "PGSSettings", "TumbleError", "ShapeError", "BodyError", "MaterialError",
+    "SettingsError", "SceneError", "SimulationError", "__version__",
+]

@@ -1,0 +1,161 @@
+"""MuJoCo peer: a ``SceneSpec`` as an MJCF model.
+
+Mapping (``spec.settings`` with tumble's defaults where absent):
+
+* ``<option timestep=dt iterations=iterations gravity=... solver="PGS" cone="pyramidal"
+  integrator="Euler">`` -- MuJoCo's projected Gauss-Seidel on the dual, with pyramidal friction
+  cones (the closest to tumble's PGS with box friction); ``solver`` can be overridden
+  (``MuJoCoPeer(solver="Newton")``) and is reported in ``settings`` and the peer ``name``;
+* ``warm_start=False`` -> ``<flag warmstart="disable"/>``;
+* every dynamic body: a ``<freejoint/>``, an explicit ``<inertial>`` with the spec's mass and
+  diagonal inertia, one geom (box / sphere / capsule) with ``condim="3"`` (sliding friction only,
+  no torsional or rolling friction) and ``friction="mu 0 0"``;
+* fixed bodies: static geoms of the world body (planes: ``type="plane" size="0 0 1"``).
+
+Mismatches that remain (listed in ``notes``): MuJoCo contacts are soft (``solref``/``solimp``,
+MuJoCo defaults, time constant clamped to 2 dt); there is no Baumgarte fraction to map
+``baumgarte`` or ``slop`` onto. MuJoCo combines a pair's friction as the maximum of the two
+geoms' (tumble: geometric mean) -- equal for scenes with one friction value -- and has no
+restitution coefficient (restitution is ignored; every library scene uses 0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.peers import Peer, check_supported
+
+
+def _quat_mul(a, b):
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+
+
+def _f(v) -> str:
+    return " ".join(repr(float(x)) for x in v)
+
+
+def scene_mjcf(spec, solver: str = "PGS") -> str:
+    """The MJCF text of ``spec`` (see the module docstring)."""
+    from tumble.scenes.metrics import spec_mass_properties
+    from tumble.shapes import Box, Capsule, Plane, Sphere
+
+    masses, inertias = spec_mass_properties(spec)
+    st = spec.settings
+    lines = [f'<mujoco model="{spec.name or "scene"}">', '  <compiler angle="radian"/>',
+             f'  <option timestep="{spec.dt!r}" iterations="{int(st.get("iterations", 10))}" '
+             f'gravity="{_f(spec.gravity)}" solver="{solver}" cone="pyramidal" integrator="Euler">']
+    if not st.get("warm_start", True):
+        lines.append('    <flag warmstart="disable"/>')
+    lines.append("  </option>")
+    n_dyn = sum(1 for b in spec.bodies if not b.fixed)
+    mem_mb = max(16, 1 + n_dyn // 8)           # arena for contacts / constraint rows
+    lines.append(f'  <size memory="{mem_mb}M"/>')
+    lines.append('  <default><geom condim="3"/></default>')
+    lines.append("  <worldbody>")
+    for i, b in enumerate(spec.bodies):
+        s = b.shape
+        fr = f'friction="{float(b.material.friction)!r} 0 0"'
+        if isinstance(s, Box):
+            g = f'type="box" size="{_f(s.half_extents)}"'
+        elif isinstance(s, Sphere):
+            g = f'type="sphere" size="{float(s.radius)!r}"'
+        elif isinstance(s, Capsule):
+            g = f'type="capsule" size="{float(s.radius)!r} {float(s.half_length)!r}"'
+        else:
+            g = 'type="plane" size="0 0 1"'
+        if b.fixed:
+            q = b.orientation
+            if isinstance(s, Plane):
+                q = _quat_mul(q, s.local_rotation())
+            lines.append(f'    <geom name="g{i}" {g} pos="{_f(b.position)}" quat="{_f(q)}" {fr}/>')
+        else:
+            I = np.diag(inertias[i])
+            lines.append(f'    <body name="b{i}" pos="{_f(b.position)}" quat="{_f(b.orientation)}">')
+            lines.append("      <freejoint/>")
+            lines.append(f'      <inertial pos="0 0 0" mass="{float(masses[i])!r}" diaginertia="{_f(I)}"/>')
+            lines.append(f'      <geom name="g{i}" {g} {fr}/>')
+            lines.append("    </body>")
+    lines.append("  </worldbody>")
+    lines.append("</mujoco>")
+    return "\n".join(lines)
+
+
+class MuJoCoPeer(Peer):
+    def __init__(self, solver: str = "PGS"):
+        super().__init__()
+        import mujoco
+
+        self.mj = mujoco
+        self.solver = solver
+        self.name = f"mujoco {mujoco.__version__} ({solver})"
+        self.model = None
+        self.data = None
+
+    def build(self, spec) -> MuJoCoPeer:
+        check_supported(spec, "mujoco")
+        mj = self.mj
+        self.spec = spec
+        self.xml = scene_mjcf(spec, self.solver)
+        self.model = mj.MjModel.from_xml_string(self.xml)
+        self.data = mj.MjData(self.model)
+        self.dynamic = np.array([i for i, b in enumerate(spec.bodies) if not b.fixed], dtype=np.int64)
+        self.fixed = np.array([i for i, b in enumerate(spec.bodies) if b.fixed], dtype=np.int64)
+        # the k-th dynamic spec body is MuJoCo body k+1 with qpos[7k:7k+7], qvel[6k:6k+6]
+        for k, i in enumerate(self.dynamic):
+            b = spec.bodies[i]
+            if any(b.linear_velocity) or any(b.angular_velocity):
+                R = self._rot(np.asarray(b.orientation, dtype=float)[None])[0]
+                self.data.qvel[6 * k:6 * k + 3] = b.linear_velocity
+                self.data.qvel[6 * k + 3:6 * k + 6] = R.T @ np.asarray(b.angular_velocity, dtype=float)
+        mj.mj_forward(self.model, self.data)
+        st = spec.settings
+        self.settings = {"timestep": spec.dt, "iterations": int(st.get("iterations", 10)),
+                         "solver": self.solver, "cone": "pyramidal", "integrator": "Euler",
+                         "warmstart": bool(st.get("warm_start", True)), "condim": 3,
+                         "solref": "default (clamped to 2 dt)", "solimp": "default"}
+        self.notes = ["soft contacts (solref/solimp defaults): no Baumgarte fraction or slop to match"]
+        if any(b.material.restitution > 0 for b in spec.bodies):
+            self.notes.append("restitution ignored (MuJoCo has no restitution coefficient)")
+        if len({float(b.material.friction) for b in spec.bodies}) > 1:
+            self.notes.append("pair friction = max of the two (tumble: geometric mean)")
+        self._fixed_pos = np.array([spec.bodies[i].position for i in self.fixed], dtype=float).reshape(-1, 3)
+        self._fixed_quat = np.array([spec.bodies[i].orientation for i in self.fixed], dtype=float).reshape(-1, 4)
+        self.time = 0.0
+        return self
+
+    @staticmethod
+    def _rot(q):
+        from tumble.scenes.metrics import quat_to_matrices
+
+        return quat_to_matrices(q)
+
+    def step(self) -> None:
+        self.mj.mj_step(self.model, self.data)
+        self.time = float(self.data.time)
+
+    def state(self):
+        n = len(self.spec.bodies)
+        k = len(self.dynamic)
+        qpos = self.data.qpos[: 7 * k].reshape(k, 7)
+        qvel = self.data.qvel[: 6 * k].reshape(k, 6)
+        pos = np.zeros((n, 3))
+        quat = np.zeros((n, 4))
+        lin = np.zeros((n, 3))
+        ang = np.zeros((n, 3))
+        pos[self.dynamic] = qpos[:, :3]
+        quat[self.dynamic] = qpos[:, 3:]
+        lin[self.dynamic] = qvel[:, :3]
+        R = self._rot(qpos[:, 3:]) if k else np.zeros((0, 3, 3))
+        ang[self.dynamic] = np.einsum("nij,nj->ni", R, qvel[:, 3:])   # body frame -> world
+        pos[self.fixed] = self._fixed_pos
+        quat[self.fixed] = self._fixed_quat
+        return pos, quat, lin, ang
+
+    def max_penetration(self) -> float:
+        nc = self.data.ncon
+        if nc == 0:
+            return 0.0
+        return max(0.0, -float(self.data.contact.dist[:nc].min()))

@@ -1,0 +1,149 @@
+"""PyBullet peer: a ``SceneSpec`` as PyBullet multibodies in DIRECT mode.
+
+Settings mapped from the spec (``spec.settings`` with tumble's defaults where absent):
+
+* ``setTimeStep(spec.dt)``, gravity, ``numSolverIterations = iterations`` (default 10);
+* ``contactERP = erp = baumgarte`` (default 0.2): Bullet's ERP is, like tumble's ``baumgarte``, the
+  fraction of the penetration removed per step; ``useSplitImpulse = 0`` so the Baumgarte term goes
+  into the velocity solve as in tumble's PGS;
+* ``contactSlop = slop`` when given; ``warmStartingFactor`` 0.85 (Bullet's default) or 0 when
+  ``warm_start`` is False; ``restitutionVelocityThreshold`` when given;
+* pyramid friction (``enableConeFriction = 0``): two friction directions per contact point, as in
+  tumble; ``deterministicOverlappingPairs = 1``;
+* per body: mass and diagonal inertia from the spec (``localInertiaDiagonal``), no damping,
+  no rolling/spinning friction, sleeping disabled (every engine does the full work each step).
+
+Bullet combines a pair's friction as the product ``mu_a * mu_b`` and restitution as ``e_a * e_b``;
+tumble uses ``sqrt(mu_a mu_b)`` and ``max(e_a, e_b)``. Each body therefore gets lateral friction
+``sqrt(mu)`` (the product is then exactly tumble's geometric mean); restitution is passed as is,
+which matches only when it is 0 for one side of every pair or equal to 1 (noted in ``notes``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from benchmarks.peers import Peer, check_supported
+
+
+class PyBulletPeer(Peer):
+    def __init__(self):
+        super().__init__()
+        import pybullet
+
+        self.p = pybullet
+        self.name = f"pybullet {pybullet.getAPIVersion()}"
+        try:
+            from importlib.metadata import version
+
+            self.name = f"pybullet {version('pybullet')}"
+        except Exception:
+            pass
+        self.client = None
+        self.ids: list[int] = []
+
+    def build(self, spec) -> PyBulletPeer:
+        from tumble.scenes.metrics import spec_mass_properties
+        from tumble.shapes import Box, Capsule, Plane, Sphere
+
+        check_supported(spec, "pybullet")
+        p = self.p
+        self.spec = spec
+        self.client = c = p.connect(p.DIRECT)
+        st = spec.settings
+        self.settings = {
+            "fixedTimeStep": spec.dt,
+            "numSolverIterations": int(st.get("iterations", 10)),
+            "erp": float(st.get("baumgarte", 0.2)),
+            "contactERP": float(st.get("baumgarte", 0.2)),
+            "useSplitImpulse": 0,
+            "warmStartingFactor": 0.85 if st.get("warm_start", True) else 0.0,
+            "enableConeFriction": 0,
+            "deterministicOverlappingPairs": 1,
+        }
+        if "slop" in st:
+            self.settings["contactSlop"] = float(st["slop"])
+        if "restitution_threshold" in st:
+            self.settings["restitutionVelocityThreshold"] = float(st["restitution_threshold"])
+        p.setPhysicsEngineParameter(physicsClientId=c, **self.settings)
+        p.setTimeStep(spec.dt, physicsClientId=c)
+        p.setGravity(*spec.gravity, physicsClientId=c)
+        masses, inertias = spec_mass_properties(spec)
+        shape_cache: dict = {}
+        self.ids = []
+        rest = set()
+        for i, b in enumerate(spec.bodies):
+            s = b.shape
+            if isinstance(s, Box):
+                key = ("box", s.half_extents)
+                make = lambda s=s: p.createCollisionShape(p.GEOM_BOX, halfExtents=list(s.half_extents),
+                                                          physicsClientId=c)
+            elif isinstance(s, Sphere):
+                key = ("sphere", s.radius)
+                make = lambda s=s: p.createCollisionShape(p.GEOM_SPHERE, radius=s.radius, physicsClientId=c)
+            elif isinstance(s, Capsule):
+                key = ("capsule", s.radius, s.half_length)
+                make = lambda s=s: p.createCollisionShape(p.GEOM_CAPSULE, radius=s.radius,
+                                                          height=2.0 * s.half_length, physicsClientId=c)
+            else:  # Plane (fixed, checked above)
+                key = ("plane", s.normal)
+                make = lambda s=s: p.createCollisionShape(p.GEOM_PLANE, planeNormal=list(s.normal),
+                                                          physicsClientId=c)
+            if key not in shape_cache:
+                shape_cache[key] = make()
+            w, x, y, z = b.orientation
+            bid = p.createMultiBody(baseMass=0.0 if b.fixed else float(masses[i]),
+                                    baseCollisionShapeIndex=shape_cache[key],
+                                    basePosition=list(b.position), baseOrientation=[x, y, z, w],
+                                    physicsClientId=c)
+            mu = float(b.material.friction)
+            e = float(b.material.restitution)
+            if e not in (0.0, 1.0):
+                rest.add(e)
+            kw = dict(lateralFriction=math.sqrt(mu), restitution=e, rollingFriction=0.0, spinningFriction=0.0,
+                      linearDamping=0.0, angularDamping=0.0)
+            if not b.fixed:
+                kw["localInertiaDiagonal"] = [float(v) for v in np.diag(inertias[i])]
+                kw["activationState"] = p.ACTIVATION_STATE_DISABLE_SLEEPING
+            p.changeDynamics(bid, -1, physicsClientId=c, **kw)
+            if not b.fixed and (any(b.linear_velocity) or any(b.angular_velocity)):
+                p.resetBaseVelocity(bid, list(b.linear_velocity), list(b.angular_velocity), physicsClientId=c)
+            self.ids.append(bid)
+        self.notes = []
+        if rest:
+            self.notes.append(f"restitution {sorted(rest)} combined as a product (tumble: max)")
+        self.time = 0.0
+        return self
+
+    def step(self) -> None:
+        self.p.stepSimulation(physicsClientId=self.client)
+        self.time += self.spec.dt
+
+    def state(self):
+        p, c = self.p, self.client
+        n = len(self.ids)
+        pos = np.empty((n, 3))
+        quat = np.empty((n, 4))
+        lin = np.empty((n, 3))
+        ang = np.empty((n, 3))
+        for k, bid in enumerate(self.ids):
+            x, q = p.getBasePositionAndOrientation(bid, physicsClientId=c)
+            v, w = p.getBaseVelocity(bid, physicsClientId=c)
+            pos[k] = x
+            quat[k] = (q[3], q[0], q[1], q[2])
+            lin[k] = v
+            ang[k] = w
+        return pos, quat, lin, ang
+
+    def max_penetration(self) -> float:
+        pts = self.p.getContactPoints(physicsClientId=self.client)
+        if not pts:
+            return 0.0
+        return max(0.0, -min(pt[8] for pt in pts))   # field 8: contactDistance, negative = penetration
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.p.disconnect(physicsClientId=self.client)
+            self.client = None

@@ -1,0 +1,79 @@
+"""Geometry world poses and bounding boxes, refreshed once per step."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tumble._core import types as T
+from tumble._core.config import kernel
+from tumble._core.math3d import quat_mul, quat_to_matrix
+
+#: Half extent [m] used for the unbounded directions of a plane's box.
+PLANE_EXTENT = 1.0e18
+
+
+@kernel
+def update_geoms(geom_body, geom_type, geom_size, geom_local_position, geom_local_orientation,
+                 geom_radius, body_position, body_orientation, count, margin,
+                 geom_world_position, geom_world_rotation, geom_aabb_min, geom_aabb_max, hull_verts,
+                 hull_vert_start, hull_vert_count, geom_hull):
+    """World pose p = x + R_b p_local, R = R(q_b q_local); AABB enlarged by ``margin`` [m].
+
+    Boxes use the exact extent sum_k |R[:, k]| h_k; hulls the exact extent of their vertices;
+    spheres and capsules their analytic extents; planes an enormous box open on the half-space side.
+    """
+    Rb = np.empty((3, 3))
+    q = np.empty(4)
+    for g in range(count):
+        b = geom_body[g]
+        quat_to_matrix(body_orientation[b], Rb)
+        for k in range(3):
+            geom_world_position[g, k] = body_position[b, k] + Rb[k, 0] * geom_local_position[g, 0] \
+                + Rb[k, 1] * geom_local_position[g, 1] + Rb[k, 2] * geom_local_position[g, 2]
+        quat_mul(body_orientation[b], geom_local_orientation[g], q)
+        n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+        for k in range(4):
+            q[k] /= n
+        R = geom_world_rotation[g]
+        quat_to_matrix(q, R)
+        p = geom_world_position[g]
+        t = geom_type[g]
+        for k in range(3):
+            e = 0.0
+            if t == T.GEOM_SPHERE:
+                e = geom_size[g, 0]
+            elif t == T.GEOM_BOX:
+                e = abs(R[k, 0]) * geom_size[g, 0] + abs(R[k, 1]) * geom_size[g, 1] + abs(R[k, 2]) * geom_size[g, 2]
+            elif t == T.GEOM_CAPSULE:
+                e = abs(R[k, 2]) * geom_size[g, 1] + geom_size[g, 0]
+            elif t == T.GEOM_PLANE:
+                e = PLANE_EXTENT
+            if t == T.GEOM_HULL:
+                h = geom_hull[g]
+                lo = 1e300
+                hi = -1e300
+                for v in range(hull_vert_start[h], hull_vert_start[h] + hull_vert_count[h]):
+                    x = R[k, 0] * hull_verts[v, 0] + R[k, 1] * hull_verts[v, 1] + R[k, 2] * hull_verts[v, 2]
+                    lo = min(lo, x)
+                    hi = max(hi, x)
+                geom_aabb_min[g, k] = p[k] + lo - margin
+                geom_aabb_max[g, k] = p[k] + hi + margin
+            elif t == T.GEOM_PLANE:
+                # a horizontal plane (normal +z) only reaches up to its surface on z; tilted planes
+                # stay unbounded on every axis
+                nz = R[k, 2]
+                if abs(nz) > 1.0 - 1e-12:
+                    if nz > 0.0:
+                        geom_aabb_min[g, k] = -PLANE_EXTENT
+                        geom_aabb_max[g, k] = p[k] + margin
+                    else:
+                        geom_aabb_min[g, k] = p[k] - margin
+                        geom_aabb_max[g, k] = PLANE_EXTENT
+                else:
+                    geom_aabb_min[g, k] = -PLANE_EXTENT
+                    geom_aabb_max[g, k] = PLANE_EXTENT
+            else:
+                geom_aabb_min[g, k] = p[k] - e - margin
+                geom_aabb_max[g, k] = p[k] + e + margin

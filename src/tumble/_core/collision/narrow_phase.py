@@ -1,0 +1,113 @@
+"""Narrow phase: one manifold (up to 4 points with feature ids) per candidate geometry pair.
+
+Pairs are dispatched with type_a <= type_b (types.GEOM_*), swapping the pair otherwise, so each
+pair function has one argument order; the normal points from contact_geom_a to contact_geom_b.
+The pair key (min geom, max geom) keeps the broad phase's sorted order, which the contact cache
+merge relies on. Material mixing: friction sqrt(mu_a mu_b), restitution max(e_a, e_b).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tumble._core import types as T
+from tumble._core.collision.manifold_box import collide_box_box, collide_plane_box
+from tumble._core.collision.manifold_capsule import (
+    collide_capsule_box,
+    collide_capsule_capsule,
+    collide_plane_capsule,
+    collide_sphere_capsule,
+)
+from tumble._core.collision.manifold_hull import (
+    collide_box_hull,
+    collide_capsule_hull,
+    collide_hull_hull,
+    collide_plane_hull,
+    collide_sphere_hull,
+)
+from tumble._core.collision.manifold_sphere import collide_plane_sphere, collide_sphere_box, collide_sphere_sphere
+from tumble._core.config import kernel
+
+#: Pair keys pack (geom_a, geom_b) as geom_a * KEY_STRIDE + geom_b.
+KEY_STRIDE = 1 << 31
+
+
+@kernel
+def collide_pair(ta, tb, pa, Ra, sa, ha, pb, Rb, sb, hb, hulls, margin, normal, points, depths, features):
+    """Dispatch on the (ordered) type pair; returns the point count (0 when unsupported)."""
+    if ta == T.GEOM_PLANE:
+        if tb == T.GEOM_SPHERE:
+            return collide_plane_sphere(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        if tb == T.GEOM_CAPSULE:
+            return collide_plane_capsule(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        if tb == T.GEOM_BOX:
+            return collide_plane_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        if tb == T.GEOM_HULL:
+            return collide_plane_hull(pa, Ra, sa, pb, Rb, hb, hulls, margin, normal, points, depths, features)
+        return 0
+    if ta == T.GEOM_SPHERE:
+        if tb == T.GEOM_SPHERE:
+            return collide_sphere_sphere(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        if tb == T.GEOM_CAPSULE:
+            return collide_sphere_capsule(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        if tb == T.GEOM_BOX:
+            return collide_sphere_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        return collide_sphere_hull(pa, Ra, sa, pb, Rb, hb, hulls, margin, normal, points, depths, features)
+    if ta == T.GEOM_CAPSULE:
+        if tb == T.GEOM_CAPSULE:
+            return collide_capsule_capsule(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        if tb == T.GEOM_BOX:
+            return collide_capsule_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        return collide_capsule_hull(pa, Ra, sa, pb, Rb, hb, hulls, margin, normal, points, depths, features)
+    if ta == T.GEOM_BOX:
+        if tb == T.GEOM_BOX:
+            return collide_box_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features)
+        return collide_box_hull(pa, Ra, sa, pb, Rb, hb, hulls, margin, normal, points, depths, features)
+    return collide_hull_hull(pa, Ra, ha, pb, Rb, hb, hulls, margin, normal, points, depths, features)
+
+
+@kernel
+def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                 geom_world_rotation, geom_friction, geom_restitution, hulls, margin,
+                 contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key, contact_feature,
+                 contact_point, contact_normal, contact_depth, contact_friction, contact_restitution):
+    """Run the pair tests; returns the number of contact points written (<= 4 * pair_count)."""
+    normal = np.empty(3)
+    points = np.empty((T.MAX_MANIFOLD_POINTS, 3))
+    depths = np.empty(T.MAX_MANIFOLD_POINTS)
+    features = np.empty(T.MAX_MANIFOLD_POINTS, dtype=np.int64)
+    count = 0
+    for p in range(pair_count):
+        g0 = pairs[p, 0]
+        g1 = pairs[p, 1]
+        ga = g0
+        gb = g1
+        if geom_type[g0] > geom_type[g1]:
+            ga = g1
+            gb = g0
+        n = collide_pair(geom_type[ga], geom_type[gb], geom_world_position[ga], geom_world_rotation[ga],
+                         geom_size[ga], geom_hull[ga], geom_world_position[gb], geom_world_rotation[gb],
+                         geom_size[gb], geom_hull[gb], hulls, margin, normal, points, depths, features)
+        if n == 0:
+            continue
+        mu = math.sqrt(geom_friction[ga] * geom_friction[gb])
+        e = max(geom_restitution[ga], geom_restitution[gb])
+        key = min(ga, gb) * KEY_STRIDE + max(ga, gb)
+        for i in range(n):
+            c = count + i
+            contact_geom_a[c] = ga
+            contact_geom_b[c] = gb
+            contact_body_a[c] = geom_body[ga]
+            contact_body_b[c] = geom_body[gb]
+            contact_key[c] = key
+            contact_feature[c] = features[i]
+            for k in range(3):
+                contact_point[c, k] = points[i, k]
+                contact_normal[c, k] = normal[k]
+            contact_depth[c] = depths[i]
+            contact_friction[c] = mu
+            contact_restitution[c] = e
+        count += n
+    return count

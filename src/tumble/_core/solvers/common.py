@@ -1,0 +1,192 @@
+"""Row assembly shared by the velocity-level solvers (DESIGN "Constraint rows").
+
+Each contact point gives three rows, laid out [normal, tangent 1, tangent 2] (Catto 001 §4):
+
+  normal    J_n = [-n^T, -(r_a x n)^T, n^T, (r_b x n)^T]          (001 eq. 18, 000 eq. 2)
+  friction  J_u = [-u^T, -(r_a x u)^T, u^T, (r_b x u)^T], u in {u1, u2}, u1 x u2 = n (001 eq. 23)
+
+B = M^-1 J^T is stored with J's sparsity (001 eq. 34), and d = (J B)_ii (Alg. 4). The velocity
+target (the bias zeta of 001 eq. 15, in velocity units) of a normal row is the largest of
+
+  Baumgarte   beta * max(depth - slop, 0) with beta = baumgarte / dt  (001 eq. 20: J v = -beta C_n)
+  restitution -e * v_n if the approach speed -v_n exceeds the threshold (Newton, 000 eq. 21)
+  speculative -separation / dt when the points are apart (they may close the gap, no more)
+
+The solver works with impulses (lambda dt of 001 eq. 33), so bounds are in N s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tumble._core import types as T
+from tumble._core.config import kernel
+
+
+@kernel(inline="always")
+def tangent_basis(n, t1, t2):
+    """Right-handed orthonormal tangents with t1 x t2 = n (Frisvad/Duff branchless basis)."""
+    sign = 1.0 if n[2] >= 0.0 else -1.0
+    a = -1.0 / (sign + n[2])
+    b = n[0] * n[1] * a
+    t1[0] = 1.0 + sign * n[0] * n[0] * a
+    t1[1] = sign * b
+    t1[2] = -sign * n[0]
+    t2[0] = b
+    t2[1] = sign + n[1] * n[1] * a
+    t2[2] = -n[1]
+
+
+@kernel
+def count_body_contacts(contact_body_a, contact_body_b, contact_count, body_contact_count, body_count):
+    for i in range(body_count):
+        body_contact_count[i] = 0
+    for c in range(contact_count):
+        body_contact_count[contact_body_a[c]] += 1
+        body_contact_count[contact_body_b[c]] += 1
+
+
+@kernel(inline="always")
+def fill_row(r, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world,
+             row_body, row_J, row_B, row_inv_diag):
+    """Write J, B = M^-1 J^T and 1/(J B) for the row along direction d through points a + ra, b + rb."""
+    row_body[r, 0] = ia
+    row_body[r, 1] = ib
+    # J blocks: [-d, -(ra x d)] for a, [d, rb x d] for b
+    row_J[r, 0, 0] = -d[0]
+    row_J[r, 0, 1] = -d[1]
+    row_J[r, 0, 2] = -d[2]
+    row_J[r, 0, 3] = -(ra[1] * d[2] - ra[2] * d[1])
+    row_J[r, 0, 4] = -(ra[2] * d[0] - ra[0] * d[2])
+    row_J[r, 0, 5] = -(ra[0] * d[1] - ra[1] * d[0])
+    row_J[r, 1, 0] = d[0]
+    row_J[r, 1, 1] = d[1]
+    row_J[r, 1, 2] = d[2]
+    row_J[r, 1, 3] = rb[1] * d[2] - rb[2] * d[1]
+    row_J[r, 1, 4] = rb[2] * d[0] - rb[0] * d[2]
+    row_J[r, 1, 5] = rb[0] * d[1] - rb[1] * d[0]
+    diag = 0.0
+    for s in range(2):
+        body = ia if s == 0 else ib
+        if body < 0:
+            for k in range(6):
+                row_B[r, s, k] = 0.0
+            continue
+        im = body_inv_mass[body]
+        Ii = body_inv_inertia_world[body]
+        for k in range(3):
+            row_B[r, s, k] = im * row_J[r, s, k]
+            row_B[r, s, 3 + k] = Ii[k, 0] * row_J[r, s, 3] + Ii[k, 1] * row_J[r, s, 4] + Ii[k, 2] * row_J[r, s, 5]
+        for k in range(6):
+            diag += row_J[r, s, k] * row_B[r, s, k]
+    row_inv_diag[r] = 1.0 / diag if diag > 1e-300 else 0.0
+
+
+@kernel
+def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_point, contact_normal,
+                         contact_depth, contact_friction, contact_restitution, contact_normal_impulse,
+                         contact_friction_impulse,
+                         body_position, body_linear_velocity, body_angular_velocity, body_inv_mass,
+                         body_mass, body_inv_inertia_world, body_fixed, body_contact_count,
+                         dt, baumgarte, slop, max_correction_speed, restitution_threshold,
+                         friction_model, gravity_norm, warm_start, row_offset,
+                         row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                         row_kind, row_lambda, row_owner):
+    """Rows 3c..3c+2 (offset by ``row_offset``) for contact point c. Returns the row count."""
+    ra = np.empty(3)
+    rb = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    n = np.empty(3)
+    beta = baumgarte / dt
+    for c in range(contact_count):
+        a = contact_body_a[c]
+        b = contact_body_b[c]
+        ia = -1 if body_fixed[a] else a
+        ib = -1 if body_fixed[b] else b
+        for k in range(3):
+            n[k] = contact_normal[c, k]
+            ra[k] = contact_point[c, k] - body_position[a, k]
+            rb[k] = contact_point[c, k] - body_position[b, k]
+        tangent_basis(n, t1, t2)
+        r0 = row_offset + 3 * c
+        fill_row(r0, ia, ib, n, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+                 row_inv_diag)
+        fill_row(r0 + 1, ia, ib, t1, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+                 row_inv_diag)
+        fill_row(r0 + 2, ia, ib, t2, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+                 row_inv_diag)
+        # relative normal velocity v_n = J_n V (positive = separating), before this step's forces
+        vn = 0.0
+        for s in range(2):
+            body = a if s == 0 else b
+            if body_fixed[body]:
+                continue
+            for k in range(3):
+                vn += row_J[r0, s, k] * body_linear_velocity[body, k] + row_J[r0, s, 3 + k] * body_angular_velocity[body, k]
+        depth = contact_depth[c]
+        if depth >= 0.0:
+            target = min(beta * max(depth - slop, 0.0), max_correction_speed)
+        else:
+            target = depth / dt  # speculative: may approach by the gap, -separation / dt
+        e = contact_restitution[c]
+        # bounce only if the points touch or will meet within this step (v_n dt <= -gap): a
+        # speculative point still far apart must not push (Box2D applies restitution only to
+        # points whose normal impulse is active, for the same reason)
+        if e > 0.0 and vn < -restitution_threshold and vn * dt <= depth:
+            target = max(target, -e * vn)
+        row_bias[r0] = target
+        row_lo[r0] = 0.0
+        row_hi[r0] = math.inf
+        row_link[r0] = -1
+        row_mu[r0] = contact_friction[c]
+        row_kind[r0] = T.ROW_CONTACT_NORMAL
+        row_owner[r0] = c
+        mu = contact_friction[c]
+        fixed_bound = 0.0
+        if friction_model == T.FRICTION_FIXED:
+            # Catto 001 eq. 24-25: |lambda_u| <= mu m_c g, m_c = the body mass shared among its
+            # contact points (the lighter share of the two dynamic bodies); impulse = force * dt
+            mc = math.inf
+            if ia >= 0:
+                mc = min(mc, body_mass[a] / max(body_contact_count[a], 1))
+            if ib >= 0:
+                mc = min(mc, body_mass[b] / max(body_contact_count[b], 1))
+            if not math.isfinite(mc):
+                mc = 0.0
+            fixed_bound = mu * mc * gravity_norm * dt
+        for j in range(1, 3):
+            r = r0 + j
+            row_bias[r] = 0.0
+            row_link[r] = -1 if friction_model == T.FRICTION_FIXED else r0
+            row_mu[r] = mu
+            row_lo[r] = -fixed_bound
+            row_hi[r] = fixed_bound
+            row_kind[r] = T.ROW_CONTACT_FRICTION
+            row_owner[r] = c
+        if warm_start:
+            row_lambda[r0] = contact_normal_impulse[c]
+            f = contact_friction_impulse[c]
+            row_lambda[r0 + 1] = f[0] * t1[0] + f[1] * t1[1] + f[2] * t1[2]
+            row_lambda[r0 + 2] = f[0] * t2[0] + f[1] * t2[1] + f[2] * t2[2]
+        else:
+            row_lambda[r0] = 0.0
+            row_lambda[r0 + 1] = 0.0
+            row_lambda[r0 + 2] = 0.0
+    return 3 * contact_count
+
+
+@kernel
+def store_contact_impulses(contact_count, row_offset, row_J, row_lambda, contact_normal_impulse,
+                           contact_friction_impulse):
+    """Copy the solved impulses back to the contacts (normal scalar, friction as a world vector,
+    so the next step can project it onto whatever tangent basis it builds)."""
+    for c in range(contact_count):
+        r0 = row_offset + 3 * c
+        contact_normal_impulse[c] = row_lambda[r0]
+        for k in range(3):
+            # the b-side linear block of a friction row is +u
+            contact_friction_impulse[c, k] = row_lambda[r0 + 1] * row_J[r0 + 1, 1, k] \
+                + row_lambda[r0 + 2] * row_J[r0 + 2, 1, k]

@@ -1,0 +1,60 @@
+"""Scene library shared by tests, benchmarks, examples and the CLI.
+
+>>> import tumble.scenes as scenes
+>>> scenes.names()                          # registered scene names, sorted
+>>> s = scenes.spec("mass_ratio", ratio=0.01)   # a SceneSpec (data: bodies, gravity, dt, settings)
+>>> w = scenes.build("stack10", solver="pgs", iterations=20)   # a tumble World
+
+``build`` sends the keywords the scene builder accepts to the builder and every other keyword to the
+``World`` as a solver setting (overriding the scene's own ``settings``). Unknown scene names and
+unknown scene parameters raise :class:`tumble.errors.SceneError` naming them and listing the known ones.
+Importing this package compiles nothing.
+"""
+
+from __future__ import annotations
+
+from tumble.errors import SceneError
+from tumble.scenes import library as _library
+from tumble.scenes.spec import BodySpec, SceneSpec
+
+__all__ = ["BodySpec", "SceneSpec", "SceneError", "build", "defaults", "describe", "names", "spec",
+           "split_params"]
+
+
+def names() -> list[str]:
+    """The registered scene names, sorted."""
+    return sorted(_library.REGISTRY)
+
+
+def describe() -> list[tuple[str, str]]:
+    """``(name, one-line description)`` for every scene, sorted by name."""
+    return [(n, _library.REGISTRY[n].description) for n in names()]
+
+
+def defaults(name: str) -> dict:
+    """The parameters of scene ``name`` with their default values."""
+    return dict(_library.entry(name).defaults)
+
+
+def spec(name: str, **params) -> SceneSpec:
+    """The :class:`SceneSpec` of scene ``name``; ``params`` override the scene's defaults."""
+    return _library.make(name, **params)
+
+
+def split_params(name: str, kw: dict) -> tuple[dict, dict]:
+    """Split ``kw`` into (scene parameters, World settings) for scene ``name``."""
+    known = _library.entry(name).defaults
+    params = {k: v for k, v in kw.items() if k in known}
+    settings = {k: v for k, v in kw.items() if k not in known}
+    return params, settings
+
+
+def build(name: str, solver: str = "pgs", **kw):
+    """A tumble ``World`` holding scene ``name``.
+
+    Keywords that are parameters of the scene go to its builder; the others are ``World`` settings
+    (``iterations``, ``baumgarte``, ``warm_start`` ...) and override the scene's settings. The World
+    gets ``scene`` (the spec) and ``default_dt`` attributes.
+    """
+    params, settings = split_params(name, kw)
+    return spec(name, **params).build(solver=solver, **settings)

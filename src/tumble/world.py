@@ -1,0 +1,443 @@
+"""World: the public facade. Bodies, shapes and settings go in; ``step`` runs the pipeline.
+
+Everything here is plain Python that validates input and converts it into the structure-of-arrays
+stores of ``tumble._core.storage``; the step itself (``tumble._core.pipeline``) only calls kernels.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from tumble._core.collision.broad_phase import SweepAndPrune
+from tumble._core.collision.hull import HullStore
+from tumble._core.math3d import quat_to_matrix_py
+from tumble._core.storage import BodyStore, ContactStore, GeomStore, RowStore
+from tumble.errors import BodyError, SettingsError
+from tumble.materials import DEFAULT, Material
+from tumble.settings import SOLVER_SETTINGS
+from tumble.shapes import Box, Compound, ConvexHull, Plane, Shape
+
+
+class Contacts(NamedTuple):
+    """Contact points of the last step (copies). Normal points from body_a to body_b.
+
+    body_a, body_b (k,) int; point (k, 3) [m]; normal (k, 3); depth (k,) [m] (positive = overlap);
+    impulse (k,) [N s] normal impulse; friction_impulse (k, 3) [N s]; feature (k,) int.
+    """
+
+    body_a: np.ndarray
+    body_b: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    depth: np.ndarray
+    impulse: np.ndarray
+    friction_impulse: np.ndarray
+    feature: np.ndarray
+
+    def __len__(self) -> int:  # number of points, not of fields
+        return int(self.body_a.shape[0])
+
+
+def _vec(owner: str, field: str, value, n: int) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise BodyError(f"{owner}: field {field}={value!r} is not a {n}-vector of numbers") from None
+    if a.shape != (n,):
+        raise BodyError(f"{owner}: field {field}={value!r} must have {n} components")
+    if not np.all(np.isfinite(a)):
+        raise BodyError(f"{owner}: field {field}={a.tolist()} is not finite")
+    return a
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.setflags(write=False)
+    return v
+
+
+class World:
+    """A simulation world.
+
+    ``World(gravity=(0, 0, -9.81), solver="pgs", **settings)``; settings are the fields of the
+    solver's settings class (``tumble.settings.PGSSettings``), also reachable as ``w.settings``.
+    """
+
+    def __init__(self, gravity=(0.0, 0.0, -9.81), solver: str = "pgs", **settings):
+        if solver not in SOLVER_SETTINGS:
+            raise SettingsError(f"unknown solver {solver!r}; known solvers: {sorted(SOLVER_SETTINGS)}")
+        self.gravity = _vec("World", "gravity", gravity, 3)
+        self.solver = solver
+        self.settings = SOLVER_SETTINGS[solver]()
+        self.settings.update(**settings)
+        self.bodies = BodyStore()
+        self.geoms = GeomStore()
+        self.contact_store = ContactStore()
+        self.cache_store = ContactStore()
+        self.rows = RowStore()
+        self.hulls = HullStore()
+        self._hull_arrays = None
+        self.broad_phase = SweepAndPrune()
+        self.profile: dict[str, float] = {}
+        self.counters: dict[str, float] = {}
+        self.merit_history = np.zeros(0)
+        self.time = 0.0
+        self.step_count = 0
+        self.scene = None
+        self.default_dt = 1.0 / 60.0
+        self._names: list[str] = []
+        self._shapes: list[Shape] = []
+        self._materials: list[Material] = []
+
+    # ------------------------------------------------------------------ bodies
+    def add_body(self, shape: Shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), *,
+                 linear_velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), fixed: bool = False,
+                 mass: float | None = None, density: float | None = None, material: Material = DEFAULT,
+                 name: str = "") -> int:
+        """Add a rigid body holding ``shape``; returns its id.
+
+        ``position`` is where the shape's frame goes; the body's own origin is its centre of mass
+        (the same point for spheres, boxes and capsules; shifted by ``shape.centroid`` for hulls and
+        compounds). ``mass`` [kg] wins over ``density`` [kg/m^3]; otherwise ``material.density``.
+        """
+        bid = self.bodies.count
+        owner = f"body {bid}" + (f" ({name!r})" if name else "")
+        if not isinstance(shape, Shape):
+            raise BodyError(f"{owner}: field shape={shape!r} is not a tumble shape")
+        if not isinstance(material, Material):
+            raise BodyError(f"{owner}: field material={material!r} is not a tumble.Material")
+        pos = _vec(owner, "position", position, 3)
+        q = _vec(owner, "orientation", orientation, 4)
+        nq = float(np.linalg.norm(q))
+        if nq < 1e-12:
+            raise BodyError(f"{owner}: field orientation={q.tolist()} is a zero quaternion")
+        q = q / nq
+        v = _vec(owner, "linear_velocity", linear_velocity, 3)
+        om = _vec(owner, "angular_velocity", angular_velocity, 3)
+        fixed = bool(fixed)
+        if isinstance(shape, Plane) and not fixed:
+            raise BodyError(f"{owner}: field fixed=False, but a Plane can only belong to a fixed body")
+
+        R = quat_to_matrix_py(q)
+        if isinstance(shape, Plane):
+            vol, inertia = 0.0, np.zeros((3, 3))
+            com_local = np.zeros(3)
+        else:
+            vol, _, inertia = shape.mass_properties()
+            com_local = np.asarray(getattr(shape, "centroid", np.zeros(3)), dtype=np.float64)
+        if fixed:
+            m = 0.0
+        else:
+            if mass is not None:
+                m = float(mass) if isinstance(mass, (int, float)) else math.nan
+                if not math.isfinite(m) or m <= 0.0:
+                    raise BodyError(f"{owner}: field mass={mass!r} must be finite and > 0 for a dynamic body")
+                rho = m / vol
+            else:
+                rho = material.density if density is None else density
+                if not isinstance(rho, (int, float)) or not math.isfinite(rho) or rho <= 0.0:
+                    raise BodyError(f"{owner}: field density={density!r} must be finite and > 0")
+                m = rho * vol
+            inertia = rho * inertia
+
+        b = self.bodies
+        i = b.append()
+        b.body_position[i] = pos + R @ com_local
+        b.body_orientation[i] = q
+        b.body_linear_velocity[i] = 0.0 if fixed else v
+        b.body_angular_velocity[i] = 0.0 if fixed else om
+        b.body_fixed[i] = fixed
+        b.body_mass[i] = m
+        b.body_inv_mass[i] = 0.0 if fixed else 1.0 / m
+        b.body_inertia_local[i] = inertia
+        if fixed:
+            b.body_inv_inertia_local[i] = 0.0
+        else:
+            try:
+                b.body_inv_inertia_local[i] = np.linalg.inv(inertia)
+            except np.linalg.LinAlgError:
+                raise BodyError(f"{owner}: the inertia of shape {shape!r} is singular") from None
+        b.body_inv_inertia_world[i] = R @ b.body_inv_inertia_local[i] @ R.T
+
+        children = shape.children if isinstance(shape, Compound) else ((shape, np.zeros(3), np.array([1.0, 0, 0, 0])),)
+        for child, cpos, cquat in children:
+            self._add_geom(i, child, np.asarray(cpos) - com_local if isinstance(shape, Compound)
+                           else np.zeros(3), np.asarray(cquat), material, fixed)
+        self._names.append(name)
+        self._shapes.append(shape)
+        self._materials.append(material)
+        return i
+
+    def _add_geom(self, body: int, shape: Shape, local_pos, local_quat, material: Material, static: bool):
+        g = self.geoms
+        j = g.append()
+        g.geom_body[j] = body
+        g.geom_type[j] = shape.geom_type
+        g.geom_size[j] = shape.size
+        lp = np.array(local_pos, dtype=np.float64)
+        lq = np.array(local_quat, dtype=np.float64)
+        if isinstance(shape, ConvexHull):
+            # the hull's vertices are stored about its centre of mass: move the geom origin there
+            lp = lp + quat_to_matrix_py(lq) @ shape.centroid
+            g.geom_hull[j] = self.hulls.add(shape.data)
+            self._hull_arrays = None
+        elif isinstance(shape, Box):
+            g.geom_hull[j] = self.hulls.add_box(shape.half_extents)
+            self._hull_arrays = None
+        if isinstance(shape, Plane):
+            # the plane's geom frame has its local +z along the plane normal
+            pq = shape.local_rotation()
+            w1, x1, y1, z1 = lq
+            w2, x2, y2, z2 = pq
+            lq = np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                           w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+        g.geom_local_position[j] = lp
+        g.geom_local_orientation[j] = lq
+        g.geom_radius[j] = shape.bounding_radius()
+        g.geom_friction[j] = material.friction
+        g.geom_restitution[j] = material.restitution
+        g.geom_static[j] = static
+
+    @property
+    def hulls_arrays(self):
+        if self._hull_arrays is None:
+            self._hull_arrays = self.hulls.arrays()
+        return self._hull_arrays
+
+    def _check(self, body) -> int:
+        if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
+            raise BodyError(f"body id {body!r} is not an integer")
+        if not 0 <= body < self.bodies.count:
+            raise BodyError(f"body id {body} does not exist (the world has {self.bodies.count} bodies)")
+        return int(body)
+
+    def body_name(self, body: int) -> str:
+        return self._names[body]
+
+    def shape(self, body: int) -> Shape:
+        return self._shapes[self._check(body)]
+
+    def material(self, body: int) -> Material:
+        return self._materials[self._check(body)]
+
+    @property
+    def body_count(self) -> int:
+        return self.bodies.count
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, dt: float | None = None) -> None:
+        """Advance the world by one step of ``dt`` seconds (default: the scene's dt)."""
+        from tumble._core.pipeline import step as _step
+
+        dt = self.default_dt if dt is None else dt
+        if not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0.0:
+            raise SettingsError(f"step: field dt={dt!r} must be a finite number > 0 [s]")
+        self.settings.validate()
+        _step(self, float(dt))
+
+    def run(self, seconds: float, dt: float | None = None, *, progress: bool = False, record: str | None = None,
+            record_every: int = 1, callback=None) -> dict:
+        """Step for ``seconds`` of simulated time. ``progress`` shows a tqdm bar (steps/s, ETA) when
+        stderr is a terminal; ``record`` writes a .npz of poses every ``record_every`` steps;
+        ``callback(world)`` runs after each step. Returns a small summary dict."""
+        dt = self.default_dt if dt is None else dt
+        if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+            raise SettingsError(f"run: field seconds={seconds!r} must be a finite number >= 0")
+        n = int(round(seconds / dt))
+        rec = _Recorder(self, record_every) if record else None
+        bar = None
+        if progress and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar = tqdm(total=n, unit="step", desc=self.scene.name if self.scene else "run", leave=False)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            self.step(dt)
+            if rec is not None:
+                rec.capture()
+            if callback is not None:
+                callback(self)
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        wall = time.perf_counter() - t0
+        if rec is not None:
+            rec.save(record)
+        return {"steps": n, "wall_s": wall, "ms_per_step": 1000.0 * wall / max(n, 1),
+                "realtime_factor": (n * dt) / wall if wall > 0 else math.inf}
+
+    # ------------------------------------------------------------------ queries
+    def position(self, body: int) -> np.ndarray:
+        """Centre of mass [m], a copy (3,)."""
+        return self.bodies.body_position[self._check(body)].copy()
+
+    def orientation(self, body: int) -> np.ndarray:
+        """Unit quaternion (w, x, y, z), a copy (4,)."""
+        return self.bodies.body_orientation[self._check(body)].copy()
+
+    def linear_velocity(self, body: int) -> np.ndarray:
+        return self.bodies.body_linear_velocity[self._check(body)].copy()
+
+    def angular_velocity(self, body: int) -> np.ndarray:
+        """World-frame angular velocity [rad/s], a copy (3,)."""
+        return self.bodies.body_angular_velocity[self._check(body)].copy()
+
+    def mass(self, body: int) -> float:
+        return float(self.bodies.body_mass[self._check(body)])
+
+    def inertia(self, body: int) -> np.ndarray:
+        """Body-frame inertia tensor [kg m^2] (3, 3)."""
+        return self.bodies.body_inertia_local[self._check(body)].copy()
+
+    @property
+    def positions(self) -> np.ndarray:
+        """(n, 3) read-only view of all centres of mass [m]."""
+        return _readonly(self.bodies.body_position[: self.bodies.count])
+
+    @property
+    def orientations(self) -> np.ndarray:
+        return _readonly(self.bodies.body_orientation[: self.bodies.count])
+
+    @property
+    def linear_velocities(self) -> np.ndarray:
+        return _readonly(self.bodies.body_linear_velocity[: self.bodies.count])
+
+    @property
+    def angular_velocities(self) -> np.ndarray:
+        return _readonly(self.bodies.body_angular_velocity[: self.bodies.count])
+
+    @property
+    def masses(self) -> np.ndarray:
+        """(n,) body masses [kg], 0 for fixed bodies."""
+        return _readonly(self.bodies.body_mass[: self.bodies.count])
+
+    @property
+    def fixed(self) -> np.ndarray:
+        return _readonly(self.bodies.body_fixed[: self.bodies.count])
+
+    def contacts(self) -> Contacts:
+        c = self.contact_store
+        n = c.count
+        return Contacts(c.contact_body_a[:n].copy(), c.contact_body_b[:n].copy(), c.contact_point[:n].copy(),
+                        c.contact_normal[:n].copy(), c.contact_depth[:n].copy(),
+                        c.contact_normal_impulse[:n].copy(), c.contact_friction_impulse[:n].copy(),
+                        c.contact_feature[:n].copy())
+
+    def kinetic_energy(self) -> float:
+        """Sum of 1/2 m v^2 + 1/2 w^T I w over dynamic bodies [J]."""
+        b = self.bodies
+        n = b.count
+        lin = 0.5 * np.sum(b.body_mass[:n] * np.einsum("ij,ij->i", b.body_linear_velocity[:n],
+                                                       b.body_linear_velocity[:n]))
+        dyn = ~b.body_fixed[:n]
+        # 1/2 w_b^T I_b w_b with the body-frame angular velocity w_b = R^T w
+        R = _rotations(b.body_orientation[:n][dyn])
+        wb = np.einsum("nji,nj->ni", R, b.body_angular_velocity[:n][dyn])
+        ang = 0.5 * float(np.einsum("ni,nij,nj->", wb, b.body_inertia_local[:n][dyn], wb))
+        return float(lin + ang)
+
+    def potential_energy(self) -> float:
+        """-sum m g . x over dynamic bodies [J] (zero at the origin)."""
+        b = self.bodies
+        n = b.count
+        return float(-np.sum(b.body_mass[:n] * (b.body_position[:n] @ self.gravity)))
+
+    def total_energy(self) -> float:
+        return self.kinetic_energy() + self.potential_energy()
+
+    def momentum(self) -> np.ndarray:
+        """Total linear momentum of dynamic bodies [kg m/s]."""
+        b = self.bodies
+        n = b.count
+        return (b.body_mass[:n, None] * b.body_linear_velocity[:n]).sum(axis=0)
+
+    def angular_momentum(self, about=(0.0, 0.0, 0.0)) -> np.ndarray:
+        """Total angular momentum about ``about`` [kg m^2/s]: sum (x - o) x m v + R I_b R^T w."""
+        b = self.bodies
+        n = b.count
+        o = np.asarray(about, dtype=np.float64)
+        dyn = ~b.body_fixed[:n]
+        L = np.cross(b.body_position[:n][dyn] - o, b.body_mass[:n][dyn, None] * b.body_linear_velocity[:n][dyn]).sum(0)
+        R = _rotations(b.body_orientation[:n][dyn])
+        w = b.body_angular_velocity[:n][dyn]
+        Iw = np.einsum("nij,njk,nlk,nl->ni", R, b.body_inertia_local[:n][dyn], R, w)
+        return L + Iw.sum(0)
+
+    # ------------------------------------------------------------------ setters
+    def set_position(self, body: int, position) -> None:
+        i = self._check(body)
+        self.bodies.body_position[i] = _vec(f"body {i}", "position", position, 3)
+
+    def set_orientation(self, body: int, orientation) -> None:
+        i = self._check(body)
+        q = _vec(f"body {i}", "orientation", orientation, 4)
+        if np.linalg.norm(q) < 1e-12:
+            raise BodyError(f"body {i}: field orientation={q.tolist()} is a zero quaternion")
+        self.bodies.body_orientation[i] = q / np.linalg.norm(q)
+
+    def set_linear_velocity(self, body: int, velocity) -> None:
+        i = self._check(body)
+        v = _vec(f"body {i}", "linear_velocity", velocity, 3)
+        if not self.bodies.body_fixed[i]:
+            self.bodies.body_linear_velocity[i] = v
+
+    def set_angular_velocity(self, body: int, velocity) -> None:
+        i = self._check(body)
+        v = _vec(f"body {i}", "angular_velocity", velocity, 3)
+        if not self.bodies.body_fixed[i]:
+            self.bodies.body_angular_velocity[i] = v
+
+    def apply_force(self, body: int, force, point=None) -> None:
+        """Add a force [N] for the next step, at ``point`` (world) or at the centre of mass."""
+        i = self._check(body)
+        f = _vec(f"body {i}", "force", force, 3)
+        self.bodies.body_force[i] += f
+        if point is not None:
+            p = _vec(f"body {i}", "point", point, 3)
+            self.bodies.body_torque[i] += np.cross(p - self.bodies.body_position[i], f)
+
+    def apply_torque(self, body: int, torque) -> None:
+        i = self._check(body)
+        self.bodies.body_torque[i] += _vec(f"body {i}", "torque", torque, 3)
+
+
+def _rotations(q: np.ndarray) -> np.ndarray:
+    """(n, 3, 3) rotation matrices of (n, 4) quaternions, vectorised."""
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    R = np.empty((q.shape[0], 3, 3))
+    R[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    R[:, 0, 1] = 2 * (x * y - w * z)
+    R[:, 0, 2] = 2 * (x * z + w * y)
+    R[:, 1, 0] = 2 * (x * y + w * z)
+    R[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    R[:, 1, 2] = 2 * (y * z - w * x)
+    R[:, 2, 0] = 2 * (x * z - w * y)
+    R[:, 2, 1] = 2 * (y * z + w * x)
+    R[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return R
+
+
+class _Recorder:
+    """Minimal pose recorder (every N steps) -> .npz; issue 5 grows it into the full format."""
+
+    def __init__(self, w: World, every: int):
+        self.w, self.every = w, max(1, int(every))
+        self.t, self.pos, self.quat = [], [], []
+
+    def capture(self):
+        if self.w.step_count % self.every == 0:
+            self.t.append(self.w.time)
+            self.pos.append(self.w.positions.copy())
+            self.quat.append(self.w.orientations.copy())
+
+    def save(self, path: str):
+        np.savez_compressed(path, time=np.array(self.t), position=np.array(self.pos),
+                            orientation=np.array(self.quat), solver=self.w.solver,
+                            scene=self.w.scene.name if self.w.scene else "")
+
