@@ -140,6 +140,7 @@ def run_tumble(spec, steps: int, warmup: int) -> dict:
 
 def run_peer(peer_cls, spec, steps: int) -> dict:
     from benchmarks.peers import Unsupported
+
     from tumble.scenes.metrics import SceneMetrics
 
     peer = peer_cls()
@@ -172,8 +173,9 @@ def _fmt_row(r: dict, ref: float | None) -> list[str]:
         return [r["engine"], r["error"]] + [""] * (len(COLUMNS) - 2)
     ratio = f"{r['ms_mean'] / ref:.2f}x" if ref else "-"
     st = "-" if r["standing"] is None else ("yes" if r["standing"] else "no")
-    return [r["engine"], f"{r['ms_mean']:.2f}", f"{r['ms_p95']:.2f}", ratio, f"{1000 * r['max_penetration']:.1f}",
-            f"{r['max_drift']:.3f}", st, f"{r['energy']:.4g}", f"{r['energy_max_gain']:.3g}"]
+    return [r["engine"], f"{r['ms_mean']:.2f}", f"{r['ms_p95']:.2f}", ratio,
+            f"{1000 * r['max_penetration']:.1f}", f"{r['max_drift']:.3f}", st, f"{r['energy']:.4g}",
+            f"{r['energy_max_gain']:.3g}"]
 
 
 def _ref(rows: list[dict]) -> float | None:
@@ -253,7 +255,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated scene names")
     ap.add_argument("--steps", type=int, default=None,
-                    help=f"steps per scene (default {FALLBACK_STEPS}, large_pyramid {DEFAULT_STEPS['large_pyramid']})")
+                    help=f"steps per scene (default {FALLBACK_STEPS}, "
+                         f"large_pyramid {DEFAULT_STEPS['large_pyramid']})")
     ap.add_argument("--warmup", type=int, default=3, help="tumble warm-up steps (compilation)")
     ap.add_argument("--no-peers", action="store_true", help="run tumble only")
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-time subprocesses")

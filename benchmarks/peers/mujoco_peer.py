@@ -22,7 +22,6 @@ restitution coefficient (restitution is ignored; every library scene uses 0).
 from __future__ import annotations
 
 import numpy as np
-
 from benchmarks.peers import Peer, check_supported
 
 
@@ -121,8 +120,9 @@ class MuJoCoPeer(Peer):
             self.notes.append("restitution ignored (MuJoCo has no restitution coefficient)")
         if len({float(b.material.friction) for b in spec.bodies}) > 1:
             self.notes.append("pair friction = max of the two (tumble: geometric mean)")
-        self._fixed_pos = np.array([spec.bodies[i].position for i in self.fixed], dtype=float).reshape(-1, 3)
-        self._fixed_quat = np.array([spec.bodies[i].orientation for i in self.fixed], dtype=float).reshape(-1, 4)
+        fixed_bodies = [spec.bodies[i] for i in self.fixed]
+        self._fixed_pos = np.array([b.position for b in fixed_bodies], dtype=float).reshape(-1, 3)
+        self._fixed_quat = np.array([b.orientation for b in fixed_bodies], dtype=float).reshape(-1, 4)
         self.time = 0.0
         return self
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from benchmarks.peers import Peer, check_supported
 
 
@@ -46,7 +45,7 @@ class PyBulletPeer(Peer):
 
     def build(self, spec) -> PyBulletPeer:
         from tumble.scenes.metrics import spec_mass_properties
-        from tumble.shapes import Box, Capsule, Plane, Sphere
+        from tumble.shapes import Box, Capsule, Sphere
 
         check_supported(spec, "pybullet")
         p = self.p
@@ -97,6 +96,7 @@ class PyBulletPeer(Peer):
             bid = p.createMultiBody(baseMass=0.0 if b.fixed else float(masses[i]),
                                     baseCollisionShapeIndex=shape_cache[key],
                                     basePosition=list(b.position), baseOrientation=[x, y, z, w],
+                                    useMaximalCoordinates=True,
                                     physicsClientId=c)
             mu = float(b.material.friction)
             e = float(b.material.restitution)
@@ -105,6 +105,7 @@ class PyBulletPeer(Peer):
             kw = dict(lateralFriction=math.sqrt(mu), restitution=e, rollingFriction=0.0, spinningFriction=0.0,
                       linearDamping=0.0, angularDamping=0.0)
             if not b.fixed:
+                kw["mass"] = float(masses[i])             # maximal coordinates: set with the inertia
                 kw["localInertiaDiagonal"] = [float(v) for v in np.diag(inertias[i])]
                 kw["activationState"] = p.ACTIVATION_STATE_DISABLE_SLEEPING
             p.changeDynamics(bid, -1, physicsClientId=c, **kw)

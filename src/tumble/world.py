@@ -20,7 +20,7 @@ from tumble._core.storage import BodyStore, ContactStore, GeomStore, RowStore
 from tumble.errors import BodyError, SettingsError
 from tumble.materials import DEFAULT, Material
 from tumble.settings import SOLVER_SETTINGS
-from tumble.shapes import Box, Compound, ConvexHull, Plane, Shape
+from tumble.shapes import Compound, ConvexHull, Plane, Shape
 
 
 class Contacts(NamedTuple):
@@ -185,9 +185,6 @@ class World:
             # the hull's vertices are stored about its centre of mass: move the geom origin there
             lp = lp + quat_to_matrix_py(lq) @ shape.centroid
             g.geom_hull[j] = self.hulls.add(shape.data)
-            self._hull_arrays = None
-        elif isinstance(shape, Box):
-            g.geom_hull[j] = self.hulls.add_box(shape.half_extents)
             self._hull_arrays = None
         if isinstance(shape, Plane):
             # the plane's geom frame has its local +z along the plane normal

@@ -43,7 +43,7 @@ def test_projectile_range_and_apex():
 def _incline_world(theta, mu, shape, dt_iters=20):
     """Plane through the origin tilted by theta about y (downhill is +x), body resting on it."""
     w = _world(iterations=dt_iters)
-    n = np.array([-math.sin(theta), 0.0, math.cos(theta)])
+    n = np.array([math.sin(theta), 0.0, math.cos(theta)])
     w.add_body(tb.Plane(normal=n), fixed=True, material=tb.Material(friction=mu))
     q = quat_from_axis_angle((0, 1, 0), theta)  # rotates +z onto n
     if isinstance(shape, tb.Box):
@@ -51,7 +51,7 @@ def _incline_world(theta, mu, shape, dt_iters=20):
     else:
         h = shape.radius
     b = w.add_body(shape, position=n * h, orientation=q, mass=1.0, material=tb.Material(friction=mu))
-    downhill = np.array([math.cos(theta), 0.0, math.sin(theta)])
+    downhill = np.array([math.cos(theta), 0.0, -math.sin(theta)])
     return w, b, downhill
 
 

@@ -61,7 +61,7 @@ from tumble._core.config import kernel
 
 @kernel
 def _push(buf, cnt, value):
-    """Append ``value`` at ``buf[cnt]`` (int64 buffer), doubling ``buf`` when full; returns the (new) buffer."""
+    """Append ``value`` at ``buf[cnt]`` (int64), doubling ``buf`` when full; returns the buffer."""
     if cnt >= buf.shape[0]:
         grown = np.empty(2 * buf.shape[0] + 16, dtype=np.int64)
         for i in range(cnt):
@@ -319,7 +319,7 @@ def sweep_pairs(aabb_min, aabb_max, geom_body, geom_static, count):
 
 
 @kernel
-def _init_endpoints(lo, hi, n, ep_val, ep_id):
+def _init_endpoints(lo, hi, n, ep_val, ep_id, ep_aux):
     """Fill the three sorted endpoint lists from scratch (stable merge sort, O(n log n)).
 
     Mins are laid out before maxes before the *stable* sort, so at equal values a min precedes
@@ -334,15 +334,34 @@ def _init_endpoints(lo, hi, n, ep_val, ep_id):
             vals[n + g] = hi[g, k]
             ids[n + g] = 2 * g + 1
         _sort_by_value(vals, ids, 2 * n)
+        k1 = (k + 1) % 3
+        k2 = (k + 2) % 3
         for p in range(2 * n):
             ep_val[k, p] = vals[p]
             ep_id[k, p] = ids[p]
+            g = ids[p] >> 1
+            ep_aux[k, p, 0] = lo[g, k1]
+            ep_aux[k, p, 1] = hi[g, k1]
+            ep_aux[k, p, 2] = lo[g, k2]
+            ep_aux[k, p, 3] = hi[g, k2]
+            for q in range(4):
+                ep_aux[k, p, 4 + q] = ep_aux[k, p, q]
 
 
 @kernel
-def _sort_axis(k, ep_val, ep_id, n2, old_lo, old_hi, new_lo, new_hi, body, static,
+def _sort_axis(k, ep_val, ep_id, ep_aux, n2, old_box, new_box, body, static,
                add_buf, n_add, rem_buf, n_rem):
     """Refresh axis ``k``'s endpoint values from the new AABBs and insertion-sort them.
+
+    Memory layout matters more than arithmetic here: the two geoms of a swapped pair are far
+    apart in memory, and at n ~ 10^4 a random access costs ~50-100 ns against ~3 ns for a
+    shift. So each endpoint carries, in ``ep_aux[k, p]``, its geom's intervals on the two
+    other axes ``k1, k2``: ``[lo_k1, hi_k1, lo_k2, hi_k2]`` now and the same four values from
+    the previous step. The other endpoint of a swap is the list entry being shifted, so the
+    necessary condition "overlap on k1 and k2 (now for an add, before for a removal)" is
+    decided from data already in cache; it rejects nearly all events, and only survivors read
+    the packed AABB rows ``old_box``/``new_box`` (``min xyz, max xyz, pad``, 64 B per geom)
+    for the exact test.
 
     Every swap of a min with another geom's max is an overlap event for that pair on this axis
     (003 §6.3: "only the corresponding pairs of boxes may have to be added or deleted from S").
@@ -361,66 +380,99 @@ def _sort_axis(k, ep_val, ep_id, n2, old_lo, old_hi, new_lo, new_hi, body, stati
     on that axis, but it overlaps on that axis neither before nor after, so neither rule fires.
     """
     swaps = 0
-    # refresh values in place (order unchanged, values new)
+    vals = ep_val[k]  # views of this axis' endpoint list
+    ids = ep_id[k]
+    aux = ep_aux[k]
+    k1 = (k + 1) % 3
+    k2 = (k + 2) % 3
+    # refresh values in place (order unchanged, values new); aux: previous <- current <- new
     for p in range(n2):
-        e = ep_id[k, p]
+        e = ids[p]
         g = e >> 1
-        if e & 1:
-            ep_val[k, p] = new_hi[g, k]
-        else:
-            ep_val[k, p] = new_lo[g, k]
-    # insertion sort on (value, is_max)
+        vals[p] = new_box[g, k + 3 * (e & 1)]
+        for q in range(4):
+            aux[p, 4 + q] = aux[p, q]
+        aux[p, 0] = new_box[g, k1]
+        aux[p, 1] = new_box[g, k1 + 3]
+        aux[p, 2] = new_box[g, k2]
+        aux[p, 3] = new_box[g, k2 + 3]
+    # insertion sort on (value, is_max); the moving endpoint is shifted, not swapped
     for i in range(1, n2):
-        v = ep_val[k, i]
-        e = ep_id[k, i]
+        v = vals[i]
+        e = ids[i]
         e_max = e & 1
+        c0 = aux[i, 0]
+        c1 = aux[i, 1]
+        c2 = aux[i, 2]
+        c3 = aux[i, 3]
+        p0 = aux[i, 4]
+        p1 = aux[i, 5]
+        p2 = aux[i, 6]
+        p3 = aux[i, 7]
         j = i - 1
         while j >= 0:
-            w = ep_val[k, j]
-            f = ep_id[k, j]
+            w = vals[j]
+            f = ids[j]
             f_max = f & 1
             if not (w > v or (w == v and f_max > e_max)):
                 break
             swaps += 1
+            # only a min passing a max (or vice versa) changes an overlap; the tests are
+            # written out (no helper calls, no loops): this is the hot path of the update
             if e_max != f_max:
                 a = e >> 1
                 b = f >> 1
-                if a != b and _pair_allowed(body, static, a, b):
-                    if e_max == 0:
-                        # min of a moved left of max of b: start of overlap on axis k
-                        ok = True
-                        for kk in range(3):
-                            if not _overlap_axis(new_lo, new_hi, a, b, kk):
-                                ok = False
-                                break
-                        if ok:
-                            for kk in range(k):
-                                if not _overlap_axis(old_lo, old_hi, a, b, kk):
-                                    ok = False
-                                    break
-                        if ok:
-                            add_buf = _push(add_buf, n_add, _make_key(a, b))
-                            n_add += 1
-                    else:
-                        # max of a moved left of min of b: end of overlap on axis k
-                        ok = True
-                        for kk in range(3):
-                            if not _overlap_axis(old_lo, old_hi, a, b, kk):
-                                ok = False
-                                break
-                        if ok:
-                            for kk in range(k):
-                                if not _overlap_axis(new_lo, new_hi, a, b, kk):
-                                    ok = False
-                                    break
-                        if ok:
-                            rem_buf = _push(rem_buf, n_rem, _make_key(a, b))
-                            n_rem += 1
-            ep_val[k, j + 1] = w
-            ep_id[k, j + 1] = f
+                if e_max == 0 and (
+                    c0 <= aux[j, 1] and aux[j, 0] <= c1 and c2 <= aux[j, 3] and aux[j, 2] <= c3
+                ):
+                    # min of a moved left of max of b: start of overlap on axis k.
+                    # add iff overlapping on all axes now and on all axes < k before
+                    nb = new_box
+                    ob = old_box
+                    if (
+                        nb[a, k1] <= nb[b, k1 + 3] and nb[b, k1] <= nb[a, k1 + 3]
+                        and nb[a, k2] <= nb[b, k2 + 3] and nb[b, k2] <= nb[a, k2 + 3]
+                        and nb[a, k] <= nb[b, k + 3] and nb[b, k] <= nb[a, k + 3]
+                        and (k < 1 or (ob[a, 0] <= ob[b, 3] and ob[b, 0] <= ob[a, 3]))
+                        and (k < 2 or (ob[a, 1] <= ob[b, 4] and ob[b, 1] <= ob[a, 4]))
+                        and body[a] != body[b]
+                        and not (static[a] and static[b])
+                    ):
+                        add_buf = _push(add_buf, n_add, _make_key(a, b))
+                        n_add += 1
+                elif e_max == 1 and (
+                    p0 <= aux[j, 5] and aux[j, 4] <= p1 and p2 <= aux[j, 7] and aux[j, 6] <= p3
+                ):
+                    # max of a moved left of min of b: end of overlap on axis k.
+                    # remove iff overlapping on all axes before and on all axes < k now
+                    nb = old_box
+                    ob = new_box
+                    if (
+                        nb[a, k1] <= nb[b, k1 + 3] and nb[b, k1] <= nb[a, k1 + 3]
+                        and nb[a, k2] <= nb[b, k2 + 3] and nb[b, k2] <= nb[a, k2 + 3]
+                        and nb[a, k] <= nb[b, k + 3] and nb[b, k] <= nb[a, k + 3]
+                        and (k < 1 or (ob[a, 0] <= ob[b, 3] and ob[b, 0] <= ob[a, 3]))
+                        and (k < 2 or (ob[a, 1] <= ob[b, 4] and ob[b, 1] <= ob[a, 4]))
+                        and body[a] != body[b]
+                        and not (static[a] and static[b])
+                    ):
+                        rem_buf = _push(rem_buf, n_rem, _make_key(a, b))
+                        n_rem += 1
+            vals[j + 1] = w
+            ids[j + 1] = f
+            for q in range(8):
+                aux[j + 1, q] = aux[j, q]
             j -= 1
-        ep_val[k, j + 1] = v
-        ep_id[k, j + 1] = e
+        vals[j + 1] = v
+        ids[j + 1] = e
+        aux[j + 1, 0] = c0
+        aux[j + 1, 1] = c1
+        aux[j + 1, 2] = c2
+        aux[j + 1, 3] = c3
+        aux[j + 1, 4] = p0
+        aux[j + 1, 5] = p1
+        aux[j + 1, 6] = p2
+        aux[j + 1, 7] = p3
     return add_buf, n_add, rem_buf, n_rem, swaps
 
 
@@ -450,11 +502,23 @@ def _merge_keys(keys, m, added, n_add, removed, n_rem):
 
 
 @kernel
-def _incremental_step(ep_val, ep_id, n, old_lo, old_hi, new_lo, new_hi, body, static, keys, m):
+def _pack_boxes(lo, hi, n, box):
+    """Pack AABBs into one 64-byte row per geom: ``min xyz, max xyz, 0, 0``."""
+    for g in range(n):
+        for k in range(3):
+            box[g, k] = lo[g, k]
+            box[g, 3 + k] = hi[g, k]
+        box[g, 6] = 0.0
+        box[g, 7] = 0.0
+
+
+@kernel
+def _incremental_step(ep_val, ep_id, ep_aux, n, old_box, new_box, lo, hi, body, static, keys, m):
     """One incremental update; returns (keys, m, n_added, n_removed, swaps).
 
-    ``old_lo``/``old_hi`` are overwritten with the new AABBs at the end.
+    ``old_box`` holds the previous AABBs (packed); ``new_box`` is overwritten with ``lo``/``hi``.
     """
+    _pack_boxes(lo, hi, n, new_box)
     add_buf = np.empty(64, dtype=np.int64)
     rem_buf = np.empty(64, dtype=np.int64)
     n_add = 0
@@ -462,7 +526,7 @@ def _incremental_step(ep_val, ep_id, n, old_lo, old_hi, new_lo, new_hi, body, st
     swaps = 0
     for k in range(3):
         add_buf, n_add, rem_buf, n_rem, s = _sort_axis(
-            k, ep_val, ep_id, 2 * n, old_lo, old_hi, new_lo, new_hi, body, static,
+            k, ep_val, ep_id, ep_aux, 2 * n, old_box, new_box, body, static,
             add_buf, n_add, rem_buf, n_rem,
         )
         swaps += s
@@ -470,16 +534,19 @@ def _incremental_step(ep_val, ep_id, n, old_lo, old_hi, new_lo, new_hi, body, st
         _sort_keys(add_buf, n_add)
         _sort_keys(rem_buf, n_rem)
         keys, m = _merge_keys(keys, m, add_buf, n_add, rem_buf, n_rem)
-    for g in range(n):
-        for k in range(3):
-            old_lo[g, k] = new_lo[g, k]
-            old_hi[g, k] = new_hi[g, k]
     return keys, m, n_add, n_rem, swaps
 
 
 # --------------------------------------------------------------------------------------------
 # Python facade (state holder; all per-step work happens in the kernels above)
 # --------------------------------------------------------------------------------------------
+
+
+def _aligned_rows(rows: int) -> np.ndarray:
+    """A C-contiguous ``(rows, 8)`` float64 array whose rows start on 64-byte boundaries."""
+    raw = np.empty(rows * 8 + 8, dtype=np.float64)
+    off = (-raw.ctypes.data % 64) // 8
+    return raw[off : off + rows * 8].reshape(rows, 8)
 
 
 class SweepAndPrune:
@@ -511,8 +578,11 @@ class SweepAndPrune:
         self._capacity = capacity
         self._ep_val = np.empty((3, 2 * capacity), dtype=np.float64)
         self._ep_id = np.empty((3, 2 * capacity), dtype=np.int64)
-        self._lo = np.empty((capacity, 3), dtype=np.float64)
-        self._hi = np.empty((capacity, 3), dtype=np.float64)
+        # per endpoint: its geom's intervals on the two other axes, now and one step ago
+        self._ep_aux = np.empty((3, 2 * capacity, 8), dtype=np.float64)
+        # two packed AABB buffers (previous / current), swapped after every update
+        self._box = _aligned_rows(capacity)
+        self._box_next = _aligned_rows(capacity)
         self._body = np.empty(capacity, dtype=np.int64)
         self._static = np.empty(capacity, dtype=np.bool_)
 
@@ -572,11 +642,10 @@ class SweepAndPrune:
         if reinit:
             self._body[:n] = body[:n]
             self._static[:n] = static[:n]
-            self._lo[:n] = lo_n
-            self._hi[:n] = hi_n
             if n > 0:
-                _init_endpoints(self._lo, self._hi, n, self._ep_val, self._ep_id)
-                self._keys, self._m = _sweep_keys(self._lo, self._hi, self._body, self._static, n)
+                _pack_boxes(lo, hi, n, self._box)
+                _init_endpoints(lo, hi, n, self._ep_val, self._ep_id, self._ep_aux)
+                self._keys, self._m = _sweep_keys(lo, hi, self._body, self._static, n)
             else:
                 self._m = 0
             self._n = n
@@ -585,9 +654,10 @@ class SweepAndPrune:
         else:
             self._keys, self._m, self.last_added, self.last_removed, self.last_swaps = (
                 _incremental_step(
-                    self._ep_val, self._ep_id, n, self._lo, self._hi, lo, hi,
+                    self._ep_val, self._ep_id, self._ep_aux, n, self._box, self._box_next, lo, hi,
                     self._body, self._static, self._keys, self._m,
                 )
             )
+            self._box, self._box_next = self._box_next, self._box
         self.last_reinit = reinit
         return _keys_to_pairs(self._keys, self._m)

@@ -326,6 +326,10 @@ class HullStore:
         self._hulls.append(data)
         return len(self._hulls) - 1
 
+    def add_box(self, half_extents) -> int:
+        """Register a box (as :func:`box_hull`) and return its hull index."""
+        return self.add(box_hull(half_extents))
+
     def __getitem__(self, i: int) -> HullData:
         return self._hulls[i]
 
@@ -359,7 +363,8 @@ class HullStore:
             edge_start=starts(ne), edge_count=ne,
             edges=cat(lambda h: h.edges, (-1, 2), np.int64),
             edge_faces=cat(lambda h: h.edge_faces, (-1, 2), np.int64),
-            radius=np.array([float(np.max(np.linalg.norm(h.vertices, axis=1))) for h in hs], dtype=np.float64),
+            radius=np.array([float(np.max(np.linalg.norm(h.vertices, axis=1))) for h in hs],
+                            dtype=np.float64),
         )
 
 

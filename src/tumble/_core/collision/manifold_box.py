@@ -47,6 +47,11 @@ ABS_TOL_FRAC = 0.01
 PARALLEL_TOL = 1e-5
 #: Label canonicalisation radius, as a fraction of the smallest face half extent (see _snap_pair).
 SNAP_FRAC = 0.01
+#: Manifold reduction (see _reduce_to_four): depths within DEPTH_BAND_FRAC * (hu + hv) of the
+#: deepest count as equally deep; distances and areas within SCORE_REL_TOL of the best are ties.
+#: Ties go to the smaller feature id, which does not change under jitter.
+DEPTH_BAND_FRAC = 0.005
+SCORE_REL_TOL = 0.02
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,19 +120,25 @@ def _min3(v):
 
 
 @kernel
-def _cdot(Ra, i, Rb, j):
-    """C_ij = a_i . b_j (column i of Ra with column j of Rb)."""
-    return Ra[0, i] * Rb[0, j] + Ra[1, i] * Rb[1, j] + Ra[2, i] * Rb[2, j]
+def _axis_sep(dx, dy, dz, nx, ny, nz, Ra, sa, Rb, sb):
+    """Separation of two boxes along the unit axis n: |d.n| - r_A(n) - r_B(n).
+
+    r(n) = sum_k h_k |R[:, k] . n| is the projected half-width of a box (Gottschalk's OBB test);
+    d = pb - pa. Positive = gap.
+    """
+    r = 0.0
+    for k in range(3):
+        r += sa[k] * abs(Ra[0, k] * nx + Ra[1, k] * ny + Ra[2, k] * nz)
+        r += sb[k] * abs(Rb[0, k] * nx + Rb[1, k] * ny + Rb[2, k] * nz)
+    return abs(dx * nx + dy * ny + dz * nz) - r
 
 
 @kernel
 def _box_box_sat(pa, Ra, sa, pb, Rb, sb):
-    """Separations along the 15 SAT axes of two boxes (Gottschalk's OBB test).
+    """Separations along the 15 SAT axes of two boxes: 3 face normals a_i of A, 3 b_j of B and
+    the 9 edge directions n = a_i x b_j / |a_i x b_j| (pairs with |a_i x b_j| < PARALLEL_TOL are
+    skipped: nearly parallel edges are bounded by the face axes).
 
-    With d = pb - pa, C_ij = a_i . b_j:
-      A face i:  |d.a_i| - (ha_i + sum_j hb_j |C_ij|)
-      B face j:  |d.b_j| - (sum_i ha_i |C_ij| + hb_j)
-      edge i,j:  n = a_i x b_j / |a_i x b_j|,  |d.n| - sum_k ha_k |a_k.n| - sum_l hb_l |b_l.n|
     Returns (max separation over all axes, best A face axis, its separation, best B face axis,
     its separation, best edge i, best edge j, its separation); i = -1 when every edge pair is
     (nearly) parallel. Ties keep the lowest index.
@@ -137,22 +148,17 @@ def _box_box_sat(pa, Ra, sa, pb, Rb, sb):
     dz = pb[2] - pa[2]
     best_a = 0
     sep_a = -np.inf
+    best_b = 0
+    sep_b = -np.inf
     for i in range(3):
-        di = dx * Ra[0, i] + dy * Ra[1, i] + dz * Ra[2, i]
-        s = abs(di) - (sa[i] + sb[0] * abs(_cdot(Ra, i, Rb, 0)) + sb[1] * abs(_cdot(Ra, i, Rb, 1))
-                       + sb[2] * abs(_cdot(Ra, i, Rb, 2)))
+        s = _axis_sep(dx, dy, dz, Ra[0, i], Ra[1, i], Ra[2, i], Ra, sa, Rb, sb)
         if s > sep_a:
             sep_a = s
             best_a = i
-    best_b = 0
-    sep_b = -np.inf
-    for j in range(3):
-        dj = dx * Rb[0, j] + dy * Rb[1, j] + dz * Rb[2, j]
-        s = abs(dj) - (sa[0] * abs(_cdot(Ra, 0, Rb, j)) + sa[1] * abs(_cdot(Ra, 1, Rb, j))
-                       + sa[2] * abs(_cdot(Ra, 2, Rb, j)) + sb[j])
+        s = _axis_sep(dx, dy, dz, Rb[0, i], Rb[1, i], Rb[2, i], Ra, sa, Rb, sb)
         if s > sep_b:
             sep_b = s
-            best_b = j
+            best_b = i
     edge_i = -1
     edge_j = -1
     sep_e = -np.inf
@@ -165,14 +171,7 @@ def _box_box_sat(pa, Ra, sa, pb, Rb, sb):
             ln = math.sqrt(nx * nx + ny * ny + nz * nz)
             if ln < PARALLEL_TOL:
                 continue
-            nx /= ln
-            ny /= ln
-            nz /= ln
-            r = 0.0
-            for k in range(3):
-                r += sa[k] * abs(Ra[0, k] * nx + Ra[1, k] * ny + Ra[2, k] * nz)
-                r += sb[k] * abs(Rb[0, k] * nx + Rb[1, k] * ny + Rb[2, k] * nz)
-            s = abs(dx * nx + dy * ny + dz * nz) - r
+            s = _axis_sep(dx, dy, dz, nx / ln, ny / ln, nz / ln, Ra, sa, Rb, sb)
             if s > sep_e:
                 sep_e = s
                 edge_i = i
@@ -274,53 +273,148 @@ def _area2(ax, ay, bx, by, cx, cy):
 
 
 @kernel
-def _reduce_to_four(cand, n):
-    """Pick 4 of n > 4 candidate rows (x, y, z, id) spanning the largest area, deepest first.
+def _pick(cand, n, tol):
+    """Row with the best score (column 4), near-ties (within tol) going to the smallest id.
+
+    Rows already chosen carry score -inf and are never picked while another row remains.
+    """
+    top = -np.inf
+    for i in range(n):
+        top = max(top, cand[i, 4])
+    pick = -1
+    for i in range(n):
+        if cand[i, 4] > -np.inf and cand[i, 4] >= top - tol:
+            if pick < 0 or cand[i, 3] < cand[pick, 3]:
+                pick = i
+    return pick
+
+
+@kernel
+def _reduce_to_four(cand, n, band):
+    """Pick 4 of n > 4 candidate rows (x, y, z, id, scratch) spanning a large area, deepest first.
 
     1. the deepest point (least z); 2. the point farthest from it; 3. the point farthest from the
     line through the first two (largest triangle); 4. the point adding the most area to that
-    triangle, i.e. the largest outside area over its three edges. Returns the 4 row indices.
+    triangle, i.e. the largest area outside any of its three edges. Returns the 4 row indices.
+
+    Every step is an argmax with a tolerance whose near-ties go to the smaller feature id
+    (_pick): a box resting flat has all its clipped points at nearly the same depth, and an
+    overlap polygon with a symmetry has equal distances/areas, so a plain argmax would flip
+    with every 1e-3 rad wobble and take the contact ids with it. The ids themselves are stable,
+    so breaking ties by id keeps the chosen set stable. Step 1 uses the absolute depth `band`,
+    steps 2-4 a relative tolerance SCORE_REL_TOL.
     """
-    i1 = 0
-    for i in range(1, n):
-        if cand[i, 2] < cand[i1, 2]:
-            i1 = i
-    i2 = -1
-    best = -1.0
     for i in range(n):
-        if i == i1:
-            continue
+        cand[i, 4] = -cand[i, 2]
+    i1 = _pick(cand, n, band)
+    top = 0.0
+    for i in range(n):
         ex = cand[i, 0] - cand[i1, 0]
         ey = cand[i, 1] - cand[i1, 1]
-        d2 = ex * ex + ey * ey
-        if d2 > best:
-            best = d2
-            i2 = i
-    i3 = -1
-    best = -1.0
+        cand[i, 4] = ex * ex + ey * ey if i != i1 else -np.inf
+        top = max(top, cand[i, 4])
+    i2 = _pick(cand, n, SCORE_REL_TOL * top)
+    top = 0.0
     for i in range(n):
-        if i == i1 or i == i2:
-            continue
         a = abs(_area2(cand[i1, 0], cand[i1, 1], cand[i2, 0], cand[i2, 1], cand[i, 0], cand[i, 1]))
-        if a > best:
-            best = a
-            i3 = i
+        cand[i, 4] = a if (i != i1 and i != i2) else -np.inf
+        top = max(top, cand[i, 4])
+    i3 = _pick(cand, n, SCORE_REL_TOL * top)
     orient = _area2(cand[i1, 0], cand[i1, 1], cand[i2, 0], cand[i2, 1], cand[i3, 0], cand[i3, 1])
     sgn = 1.0 if orient >= 0.0 else -1.0
-    i4 = -1
-    best = -np.inf
+    top = 0.0
     for i in range(n):
-        if i == i1 or i == i2 or i == i3:
-            continue
         # Area outside the triangle across each edge (positive = outside for orientation sgn).
         o12 = -sgn * _area2(cand[i1, 0], cand[i1, 1], cand[i2, 0], cand[i2, 1], cand[i, 0], cand[i, 1])
         o23 = -sgn * _area2(cand[i2, 0], cand[i2, 1], cand[i3, 0], cand[i3, 1], cand[i, 0], cand[i, 1])
         o31 = -sgn * _area2(cand[i3, 0], cand[i3, 1], cand[i1, 0], cand[i1, 1], cand[i, 0], cand[i, 1])
         a = max(o12, max(o23, o31))
-        if a > best:
-            best = a
-            i4 = i
+        cand[i, 4] = a if (i != i1 and i != i2 and i != i3) else -np.inf
+        top = max(top, cand[i, 4])
+    i4 = _pick(cand, n, SCORE_REL_TOL * top)
     return i1, i2, i3, i4
+
+
+@kernel
+def _incident_quad(pi, Ri, hi, mx, my, mz, fx, fy, fz, Rr, u, v, quad):
+    """Incident face of box i for reference normal m, written into quad in reference coordinates.
+
+    Catto 001 §8.2: the incident face is the face most anti-parallel to m, i.e. axis j with the
+    largest |i_j . m| on the side tau = -sign(i_j . m). Row k of quad is face vertex k as
+    (x, y, z, in_label, out_label) with x, y along the reference tangents U = Rr[:, u],
+    V = Rr[:, v] and z the height above the reference face through f; vertex k sits between face
+    edges k - 1 (arriving) and k (leaving). Returns (incident face index, its two half extents).
+    """
+    j = 0
+    best = -1.0
+    for k in range(3):
+        c = abs(Ri[0, k] * mx + Ri[1, k] * my + Ri[2, k] * mz)
+        if c > best:
+            best = c
+            j = k
+    tau = -1.0 if (Ri[0, j] * mx + Ri[1, j] * my + Ri[2, j] * mz) > 0.0 else 1.0
+    p = (j + 1) % 3
+    q = (j + 2) % 3
+    for k in range(4):
+        sp, sq = _corner_signs(k)
+        wx = pi[0] + tau * hi[j] * Ri[0, j] + sp * hi[p] * Ri[0, p] + sq * hi[q] * Ri[0, q] - fx
+        wy = pi[1] + tau * hi[j] * Ri[1, j] + sp * hi[p] * Ri[1, p] + sq * hi[q] * Ri[1, q] - fy
+        wz = pi[2] + tau * hi[j] * Ri[2, j] + sp * hi[p] * Ri[2, p] + sq * hi[q] * Ri[2, q] - fz
+        quad[k, 0] = wx * Rr[0, u] + wy * Rr[1, u] + wz * Rr[2, u]
+        quad[k, 1] = wx * Rr[0, v] + wy * Rr[1, v] + wz * Rr[2, v]
+        quad[k, 2] = wx * mx + wy * my + wz * mz
+        quad[k, 3] = (k + 3) % 4
+        quad[k, 4] = k
+    return 2 * j + (0 if tau > 0.0 else 1), hi[p], hi[q]
+
+
+@kernel
+def _clip_to_reference(buf, hu, hv):
+    """Clip the incident quad buf[2] to the reference rectangle |x| <= hu, |y| <= hv.
+
+    Sutherland-Hodgman over the 4 side planes, ping-ponging between buf[0] and buf[1].
+    Returns (vertex count, index of the buffer holding the result).
+    """
+    for k in range(4):
+        for c in range(5):
+            buf[0, k, c] = buf[2, k, c]
+    n = np.int64(4)  # typed int64, not Literal[4]: avoids a second compiled copy of _clip_side
+    cur = 0
+    for side in range(4):
+        n = _clip_side(buf[cur], n, buf[1 - cur], side, hu, hv)
+        cur = 1 - cur
+        if n == 0:
+            break
+    return n, cur
+
+
+@kernel
+def _collect_contacts(poly, n, cand, quad, hu, hv, tol, face_code, margin):
+    """Rows of poly with z <= margin go to cand as (x, y, z, id); returns how many.
+
+    The id is face_code with the canonical label pair (_snap_pair); when two vertices get the
+    same id (both near one corner) only the deeper one is kept, so ids are unique.
+    """
+    m = 0
+    for k in range(n):
+        z = poly[k, 2]
+        if z > margin:
+            continue
+        lo, hi = _snap_pair(poly[k, 0], poly[k, 1], poly[k, 3], poly[k, 4], quad, hu, hv, tol)
+        fid = FACE_BASE + (face_code * 8 + lo) * 8 + hi
+        row = m
+        for r in range(m):
+            if cand[r, 3] == fid:
+                row = r
+        if row < m and z >= cand[row, 2]:
+            continue
+        cand[row, 0] = poly[k, 0]
+        cand[row, 1] = poly[k, 1]
+        cand[row, 2] = z
+        cand[row, 3] = fid
+        if row == m:
+            m += 1
+    return m
 
 
 @kernel
@@ -335,7 +429,7 @@ def _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, point
     (x, y, z / 2) with depth -z. `owner` is 0 when box r is A (normal = m), 1 when it is B
     (normal = -m, so that it still points from A to B).
     """
-    # Reference face: m = sigma r_axis, centre fc = pr + h_axis m, tangents U, V.
+    # Reference face: m = sigma r_axis, centre f = pr + h_axis m, tangents U, V.
     u = (axis + 1) % 3
     v = (axis + 2) % 3
     dd = (pi[0] - pr[0]) * Rr[0, axis] + (pi[1] - pr[1]) * Rr[1, axis] + (pi[2] - pr[2]) * Rr[2, axis]
@@ -344,76 +438,18 @@ def _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, point
     mx = sigma * Rr[0, axis]
     my = sigma * Rr[1, axis]
     mz = sigma * Rr[2, axis]
-    fx = pr[0] + hr[axis] * mx
-    fy = pr[1] + hr[axis] * my
-    fz = pr[2] + hr[axis] * mz
     hu = hr[u]
     hv = hr[v]
-    # Incident face: the axis j of box i with the largest |i_j . m|, on the side facing -m.
-    j = 0
-    best = -1.0
-    for k in range(3):
-        c = abs(Ri[0, k] * mx + Ri[1, k] * my + Ri[2, k] * mz)
-        if c > best:
-            best = c
-            j = k
-    tau = -1.0 if (Ri[0, j] * mx + Ri[1, j] * my + Ri[2, j] * mz) > 0.0 else 1.0
-    inc_face = 2 * j + (0 if tau > 0.0 else 1)
-    p = (j + 1) % 3
-    q = (j + 2) % 3
-    cx = pi[0] + tau * hi[j] * Ri[0, j]
-    cy = pi[1] + tau * hi[j] * Ri[1, j]
-    cz = pi[2] + tau * hi[j] * Ri[2, j]
 
     # buf[0], buf[1]: ping-pong polygons; buf[2]: the incident quad (kept for label snapping).
     buf = np.empty((3, 8, 5))
-    for k in range(4):
-        sp, sq = _corner_signs(k)
-        wx = cx + sp * hi[p] * Ri[0, p] + sq * hi[q] * Ri[0, q] - fx
-        wy = cy + sp * hi[p] * Ri[1, p] + sq * hi[q] * Ri[1, q] - fy
-        wz = cz + sp * hi[p] * Ri[2, p] + sq * hi[q] * Ri[2, q] - fz
-        buf[2, k, 0] = wx * Rr[0, u] + wy * Rr[1, u] + wz * Rr[2, u]
-        buf[2, k, 1] = wx * Rr[0, v] + wy * Rr[1, v] + wz * Rr[2, v]
-        buf[2, k, 2] = wx * mx + wy * my + wz * mz
-        buf[2, k, 3] = (k + 3) % 4  # edge arriving at vertex k
-        buf[2, k, 4] = k  # edge leaving vertex k
-        for c in range(5):
-            buf[0, k, c] = buf[2, k, c]
-    n = 4
-    cur = 0
-    for side in range(4):
-        n = _clip_side(buf[cur], n, buf[1 - cur], side, hu, hv)
-        cur = 1 - cur
-        if n == 0:
-            return 0
-
-    # Keep vertices within the margin, with canonical ids; a repeated id keeps the deeper point.
-    poly = buf[cur]
-    cand = buf[1 - cur]  # rows (x, y, z, id)
-    tol = SNAP_FRAC * min(min(hu, hv), min(hi[p], hi[q]))
+    inc_face, hp, hq = _incident_quad(pi, Ri, hi, mx, my, mz, pr[0] + hr[axis] * mx, pr[1] + hr[axis] * my,
+                                      pr[2] + hr[axis] * mz, Rr, u, v, buf[2])
+    n, cur = _clip_to_reference(buf, hu, hv)
+    tol = SNAP_FRAC * min(min(hu, hv), min(hp, hq))
     face_code = (owner * 6 + ref_face) * 6 + inc_face
-    m = 0
-    for k in range(n):
-        z = poly[k, 2]
-        if z > margin:
-            continue
-        lo, hi_lab = _snap_pair(poly[k, 0], poly[k, 1], poly[k, 3], poly[k, 4], buf[2], hu, hv, tol)
-        fid = FACE_BASE + (face_code * 8 + lo) * 8 + hi_lab
-        dup = -1
-        for r in range(m):
-            if cand[r, 3] == fid:
-                dup = r
-        if dup >= 0:
-            if z < cand[dup, 2]:
-                cand[dup, 0] = poly[k, 0]
-                cand[dup, 1] = poly[k, 1]
-                cand[dup, 2] = z
-            continue
-        cand[m, 0] = poly[k, 0]
-        cand[m, 1] = poly[k, 1]
-        cand[m, 2] = z
-        cand[m, 3] = fid
-        m += 1
+    cand = buf[1 - cur]  # rows (x, y, z, id, scratch)
+    m = _collect_contacts(buf[cur], n, cand, buf[2], hu, hv, tol, face_code, margin)
     if m == 0:
         return 0
 
@@ -421,20 +457,19 @@ def _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, point
     normal[0] = sign * mx
     normal[1] = sign * my
     normal[2] = sign * mz
-    count = min(m, 4)
-    k1, k2, k3, k4 = 0, 1, 2, 3
     if m > 4:
-        k1, k2, k3, k4 = _reduce_to_four(cand, m)
-    for k in range(count):
+        k1, k2, k3, k4 = _reduce_to_four(cand, m, DEPTH_BAND_FRAC * (hu + hv))
+    else:
+        k1, k2, k3, k4 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
+    for k in range(min(m, 4)):
         r = k1 if k == 0 else (k2 if k == 1 else (k3 if k == 2 else k4))
-        x = cand[r, 0]
-        y = cand[r, 1]
         hz = 0.5 * cand[r, 2]
         for c in range(3):
-            points[k, c] = pr[c] + (hr[axis] + hz) * sigma * Rr[c, axis] + x * Rr[c, u] + y * Rr[c, v]
+            points[k, c] = pr[c] + (hr[axis] + hz) * sigma * Rr[c, axis] + cand[r, 0] * Rr[c, u] \
+                + cand[r, 1] * Rr[c, v]
         depths[k] = -cand[r, 2]
         features[k] = int(cand[r, 3])
-    return count
+    return min(m, 4)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,7 +555,7 @@ def _box_edge_contact(pa, Ra, sa, pb, Rb, sb, i, j, margin, normal, points, dept
 def collide_box_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features):
     """Two boxes: SAT over 15 axes, then a clipped face manifold or an edge-edge point.
 
-    Axis choice with hysteresis-free bias (tol = ABS_TOL_FRAC * smallest half extent):
+    Axis choice with a stateless bias (tol = ABS_TOL_FRAC * smallest half extent):
     B's best face replaces A's when sep_B > REL_TOL sep_A + tol; the best edge axis replaces the
     face when sep_E > REL_TOL sep_face + tol. If the face clip leaves no point within the margin
     (a corner grazing past the face), the edge axis is used instead when it is within the margin.
@@ -531,13 +566,17 @@ def collide_box_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, feat
     tol = ABS_TOL_FRAC * min(_min3(sa), _min3(sb))
     use_b = sep_b > REL_TOL * sep_a + tol
     sep_face = sep_b if use_b else sep_a
-    if ei >= 0 and sep_e > REL_TOL * sep_face + tol:
-        return _box_edge_contact(pa, Ra, sa, pb, Rb, sb, ei, ej, margin, normal, points, depths, features)
-    if use_b:
-        n = _box_face_contact(pb, Rb, sb, ib, pa, Ra, sa, 1, margin, normal, points, depths, features)
-    else:
-        n = _box_face_contact(pa, Ra, sa, ia, pb, Rb, sb, 0, margin, normal, points, depths, features)
-    if n == 0 and ei >= 0 and sep_e <= margin:
+    use_edge = ei >= 0 and sep_e > REL_TOL * sep_face + tol
+    n = 0
+    if not use_edge:
+        # Reference box r and incident box i (one call site, so one compiled specialisation).
+        owner = 1 if use_b else 0
+        axis = ib if use_b else ia
+        pr, Rr, hr = (pb, Rb, sb) if use_b else (pa, Ra, sa)
+        pi, Ri, hi = (pa, Ra, sa) if use_b else (pb, Rb, sb)
+        n = _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, points, depths, features)
+        use_edge = n == 0 and ei >= 0 and sep_e <= margin
+    if use_edge:
         n = _box_edge_contact(pa, Ra, sa, pb, Rb, sb, ei, ej, margin, normal, points, depths, features)
     return n
 

@@ -17,12 +17,12 @@ from tumble._core.collision.manifold_box import collide_box_box, collide_plane_b
 from tumble._core.collision.manifold_capsule import (
     collide_capsule_box,
     collide_capsule_capsule,
+    collide_capsule_hull,
     collide_plane_capsule,
     collide_sphere_capsule,
 )
 from tumble._core.collision.manifold_hull import (
     collide_box_hull,
-    collide_capsule_hull,
     collide_hull_hull,
     collide_plane_hull,
     collide_sphere_hull,
