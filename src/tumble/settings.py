@@ -43,7 +43,7 @@ class PGSSettings:
     baumgarte: float = 0.2
     slop: float = 0.005
     max_correction_speed: float = 4.0
-    contact_margin: float = 0.0
+    contact_margin: float = 0.0005
     restitution_threshold: float = 0.5
     warm_start: bool = True
     friction_model: str = "coulomb"

@@ -34,7 +34,7 @@ from tumble._core.config import kernel
 KEY_STRIDE = 1 << 31
 
 
-@kernel
+@kernel(inline="always")
 def collide_pair(ta, tb, pa, Ra, sa, ha, pb, Rb, sb, hb, hulls, margin, normal, points, depths, features):
     """Dispatch on the (ordered) type pair; returns the point count (0 when unsupported)."""
     if ta == T.GEOM_PLANE:
