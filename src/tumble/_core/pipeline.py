@@ -1,7 +1,7 @@
 """The step, as an ordered list of timed stages (DESIGN "The step").
 
     frames -> broad phase -> narrow phase -> contact cache -> prepare rows -> integrate velocities
-    -> solve -> store impulses -> integrate positions -> quarantine check
+    -> solve -> integrate positions -> relax (optional) -> store impulses -> quarantine check
 
 Each stage is a Numba kernel (or the sweep-and-prune object, whose work is kernels); this module
 only sequences them and times each one into ``world.profile`` [ms]. The solver-specific part
@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from tumble._core.collision.geoms import update_geoms
+from tumble._core.collision.geoms import refresh_fat_aabbs, update_geoms
 from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.contact.cache import match_cache
 from tumble._core.dynamics.integrate import (
@@ -25,10 +25,15 @@ from tumble._core.dynamics.integrate import (
     update_body_frames,
 )
 from tumble._core.solvers.common import count_body_contacts, prepare_contact_rows, store_contact_impulses
-from tumble._core.solvers.pgs import solve_pgs
+from tumble._core.solvers.pgs import relax_pgs, solve_pgs
 from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED
 
 _EMPTY = np.zeros(0)
+
+#: Broad-phase boxes are enlarged by this fraction of a geometry's bounding radius, at most FAT_MAX [m]
+#: (see collision.geoms.refresh_fat_aabbs).
+FAT_FRACTION = 0.1
+FAT_MAX = 0.1
 
 
 def _collide(w, prof, t):
@@ -40,7 +45,14 @@ def _collide(w, prof, t):
                  g.geom_radius, b.body_position, b.body_orientation, g.count, s.contact_margin,
                  g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min, g.geom_aabb_max,
                  h.verts, h.vert_start, h.vert_count, g.geom_hull)
-    pairs = w.broad_phase.update(g.geom_aabb_min, g.geom_aabb_max, g.geom_body, g.geom_static, g.count)
+    fat = w.fat_aabbs
+    if fat[0].shape[0] < g.capacity:
+        w.fat_aabbs = fat = (np.zeros((g.capacity, 3)), np.zeros((g.capacity, 3)), [0])
+    fresh = fat[2][0] != g.count
+    refresh_fat_aabbs(g.geom_aabb_min, g.geom_aabb_max, g.geom_radius, g.count, FAT_FRACTION, FAT_MAX,
+                      fat[0], fat[1], not fresh)
+    fat[2][0] = g.count
+    pairs = w.broad_phase.update(fat[0], fat[1], g.geom_body, g.geom_static, g.count)
     t = _lap(prof, "broad", t)
 
     # the previous step's contacts become the cache; the new ones go in the other store
@@ -49,8 +61,8 @@ def _collide(w, prof, t):
     c.reserve(4 * len(pairs) + 1)
     c.count = narrow_phase(pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull,
                            g.geom_world_position, g.geom_world_rotation, g.geom_friction, g.geom_restitution,
-                           h, s.contact_margin, c.contact_geom_a, c.contact_geom_b, c.contact_body_a,
-                           c.contact_body_b, c.contact_key, c.contact_feature, c.contact_point, c.contact_normal,
+                           g.geom_aabb_min, g.geom_aabb_max, h, s.contact_margin, c.contact_geom_a,
+                           c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature, c.contact_point, c.contact_normal,
                            c.contact_depth, c.contact_friction, c.contact_restitution)
     w.counters["pairs"] = len(pairs)
     t = _lap(prof, "narrow", t)
@@ -76,8 +88,8 @@ def _dynamics_pgs(w, dt, prof, t):
         b.body_position, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_mass,
         b.body_inv_inertia_world, b.body_fixed, b.body_contact_count, dt, s.baumgarte, s.slop,
         s.max_correction_speed, s.restitution_threshold, fm, float(np.linalg.norm(w.gravity)), s.warm_start, 0,
-        r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu,
-        r.row_kind, r.row_lambda, r.row_owner)
+        r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
+        r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
     integrate_velocities(b.body_linear_velocity, b.body_angular_velocity, b.body_orientation, b.body_inv_mass,
                          b.body_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed,
                          b.count, w.gravity, dt, s.gyroscopic, s.linear_damping, s.angular_damping)
@@ -87,7 +99,6 @@ def _dynamics_pgs(w, dt, prof, t):
     iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
                              r.row_hi, r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity,
                              b.body_angular_velocity, s.iterations, s.tolerance, history)
-    store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
     w.counters["iterations"] = int(iters)
     w.counters["merit"] = float(merit)
     w.counters["rows"] = int(r.count)
@@ -97,7 +108,14 @@ def _dynamics_pgs(w, dt, prof, t):
 
     integrate_positions(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
                         b.body_fixed, b.count, dt)
-    _lap(prof, "integrate", t)
+    t = _lap(prof, "integrate", t)
+
+    if s.relax_iterations > 0:
+        relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
+                  r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
+                  s.relax_iterations)
+    store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
+    _lap(prof, "relax", t)
 
 
 #: solver name -> dynamics stage (prepare, solve, integrate)

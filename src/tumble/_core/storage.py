@@ -134,7 +134,8 @@ class RowStore(Store):
 
     row_body (s, 2) int: Jmap, body index or -1 for a fixed body; row_J (s, 2, 6): Jsp, the two
     6-blocks (linear, angular) of each row; row_B (s, 2, 6): Bsp = M^-1 J^T blocks; row_inv_diag
-    (s,) 1 / (J B)_ii (0 for an empty row); row_bias (s,) [m/s] velocity target (zeta); row_lo,
+    (s,) 1 / (J B)_ii (0 for an empty row); row_bias (s,) [m/s] velocity target (zeta);
+    row_bias_relax (s,) [m/s] the same target without position feedback (relax pass); row_lo,
     row_hi (s,) [N s] impulse bounds; row_link (s,) int: for a friction row the index of its normal
     row (|lambda_t| <= mu lambda_n), else -1; row_mu (s,); row_kind (s,) int (types.ROW_*);
     row_lambda (s,) [N s] accumulated impulse; row_owner (s,) int: the contact point (or joint) the
@@ -147,6 +148,7 @@ class RowStore(Store):
         "row_B": ((2, 6), np.float64, 0.0),
         "row_inv_diag": ((), np.float64, 0.0),
         "row_bias": ((), np.float64, 0.0),
+        "row_bias_relax": ((), np.float64, 0.0),
         "row_lo": ((), np.float64, 0.0),
         "row_hi": ((), np.float64, 0.0),
         "row_link": ((), np.int64, -1),

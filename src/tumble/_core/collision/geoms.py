@@ -77,3 +77,41 @@ def update_geoms(geom_body, geom_type, geom_size, geom_local_position, geom_loca
             else:
                 geom_aabb_min[g, k] = p[k] - e - margin
                 geom_aabb_max[g, k] = p[k] + e + margin
+
+
+@kernel
+def refresh_fat_aabbs(geom_aabb_min, geom_aabb_max, geom_radius, count, fat_fraction, fat_max,
+                      fat_min_out, fat_max_out, initialised):
+    """Keep an enlarged, grid-snapped box per geometry and move it only when the tight box leaves it.
+
+    This is how the broad phase exploits temporal coherence (Box2D's fat AABBs): a body resting or
+    jittering inside its fat box presents identical bounds step after step, so the incremental
+    sweep-and-prune sees no endpoint move at all. The fat margin is ``fat_fraction`` of the bounding
+    radius, at most ``fat_max`` [m]; bounds are snapped outward to a grid of that size so that
+    bodies of one size in one row (a pyramid layer, a wall course) share identical bounds and
+    their order never churns. Returns the number of boxes that moved.
+    """
+    moved = 0
+    for g in range(count):
+        r = geom_radius[g]
+        m = fat_fraction * r
+        if not (m < fat_max):  # also catches inf radius (planes)
+            m = fat_max
+        need = not initialised
+        if not need:
+            for k in range(3):
+                if geom_aabb_min[g, k] < fat_min_out[g, k] or geom_aabb_max[g, k] > fat_max_out[g, k]:
+                    need = True
+                    break
+        if need:
+            moved += 1
+            for k in range(3):
+                lo = geom_aabb_min[g, k]
+                hi = geom_aabb_max[g, k]
+                if abs(lo) > 1e17 or abs(hi) > 1e17:
+                    fat_min_out[g, k] = lo
+                    fat_max_out[g, k] = hi
+                else:
+                    fat_min_out[g, k] = math.floor((lo - m) / m) * m
+                    fat_max_out[g, k] = math.ceil((hi + m) / m) * m
+    return moved

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import prange
 
 from tumble._core import types as T
 from tumble._core.collision.manifold_box import collide_box_box, collide_plane_box
@@ -27,8 +28,12 @@ from tumble._core.collision.manifold_hull import (
     collide_plane_hull,
     collide_sphere_hull,
 )
-from tumble._core.collision.manifold_sphere import collide_plane_sphere, collide_sphere_box, collide_sphere_sphere
-from tumble._core.config import kernel
+from tumble._core.collision.manifold_sphere import (
+    collide_plane_sphere,
+    collide_sphere_box,
+    collide_sphere_sphere,
+)
+from tumble._core.config import kernel, kernel_parallel
 
 #: Pair keys pack (geom_a, geom_b) as geom_a * KEY_STRIDE + geom_b.
 KEY_STRIDE = 1 << 31
@@ -68,20 +73,28 @@ def collide_pair(ta, tb, pa, Ra, sa, ha, pb, Rb, sb, hb, hulls, margin, normal, 
     return collide_hull_hull(pa, Ra, ha, pb, Rb, hb, hulls, margin, normal, points, depths, features)
 
 
-@kernel
-def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
-                 geom_world_rotation, geom_friction, geom_restitution, hulls, margin,
-                 contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key, contact_feature,
-                 contact_point, contact_normal, contact_depth, contact_friction, contact_restitution):
-    """Run the pair tests; returns the number of contact points written (<= 4 * pair_count)."""
-    normal = np.empty(3)
-    points = np.empty((T.MAX_MANIFOLD_POINTS, 3))
-    depths = np.empty(T.MAX_MANIFOLD_POINTS)
-    features = np.empty(T.MAX_MANIFOLD_POINTS, dtype=np.int64)
-    count = 0
-    for p in range(pair_count):
+@kernel_parallel
+def _collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                   geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
+                   margin, slot_count, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key,
+                   contact_feature, contact_point, contact_normal, contact_depth, contact_friction,
+                   contact_restitution):
+    """Pair p writes its manifold into slots 4p..4p+3 (independent, so pairs run in parallel)."""
+    for p in prange(pair_count):
+        normal = np.empty(3)
+        points = np.empty((T.MAX_MANIFOLD_POINTS, 3))
+        depths = np.empty(T.MAX_MANIFOLD_POINTS)
+        features = np.empty(T.MAX_MANIFOLD_POINTS, dtype=np.int64)
+        slot_count[p] = 0
         g0 = pairs[p, 0]
         g1 = pairs[p, 1]
+        # the broad phase works on enlarged boxes; skip pairs whose tight boxes are apart
+        apart = False
+        for k in range(3):
+            if geom_aabb_min[g0, k] > geom_aabb_max[g1, k] or geom_aabb_min[g1, k] > geom_aabb_max[g0, k]:
+                apart = True
+        if apart:
+            continue
         ga = g0
         gb = g1
         if geom_type[g0] > geom_type[g1]:
@@ -90,13 +103,12 @@ def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, 
         n = collide_pair(geom_type[ga], geom_type[gb], geom_world_position[ga], geom_world_rotation[ga],
                          geom_size[ga], geom_hull[ga], geom_world_position[gb], geom_world_rotation[gb],
                          geom_size[gb], geom_hull[gb], hulls, margin, normal, points, depths, features)
-        if n == 0:
-            continue
+        slot_count[p] = n
         mu = math.sqrt(geom_friction[ga] * geom_friction[gb])
         e = max(geom_restitution[ga], geom_restitution[gb])
         key = min(ga, gb) * KEY_STRIDE + max(ga, gb)
         for i in range(n):
-            c = count + i
+            c = T.MAX_MANIFOLD_POINTS * p + i
             contact_geom_a[c] = ga
             contact_geom_b[c] = gb
             contact_body_a[c] = geom_body[ga]
@@ -109,5 +121,46 @@ def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, 
             contact_depth[c] = depths[i]
             contact_friction[c] = mu
             contact_restitution[c] = e
-        count += n
+
+
+@kernel
+def _compact(pair_count, slot_count, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b,
+             contact_key, contact_feature, contact_point, contact_normal, contact_depth, contact_friction,
+             contact_restitution):
+    """Close the gaps between the per-pair slots, keeping pair order (the cache merge needs it)."""
+    count = 0
+    for p in range(pair_count):
+        for i in range(slot_count[p]):
+            src = T.MAX_MANIFOLD_POINTS * p + i
+            if src != count:
+                contact_geom_a[count] = contact_geom_a[src]
+                contact_geom_b[count] = contact_geom_b[src]
+                contact_body_a[count] = contact_body_a[src]
+                contact_body_b[count] = contact_body_b[src]
+                contact_key[count] = contact_key[src]
+                contact_feature[count] = contact_feature[src]
+                for k in range(3):
+                    contact_point[count, k] = contact_point[src, k]
+                    contact_normal[count, k] = contact_normal[src, k]
+                contact_depth[count] = contact_depth[src]
+                contact_friction[count] = contact_friction[src]
+                contact_restitution[count] = contact_restitution[src]
+            count += 1
     return count
+
+
+def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                 geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
+                 margin, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key, contact_feature,
+                 contact_point, contact_normal, contact_depth, contact_friction, contact_restitution):
+    """Run the pair tests (in parallel) and compact; returns the number of contact points.
+
+    The contact arrays must hold 4 * pair_count rows. The result is identical to a serial loop.
+    """
+    slot_count = np.zeros(pair_count, dtype=np.int64)
+    args = (contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key, contact_feature,
+            contact_point, contact_normal, contact_depth, contact_friction, contact_restitution)
+    _collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                   geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
+                   margin, slot_count, *args)
+    return _compact(pair_count, slot_count, *args)

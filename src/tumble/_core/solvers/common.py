@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import prange
 
 from tumble._core import types as T
-from tumble._core.config import kernel
+from tumble._core.config import kernel, kernel_parallel
 
 
 @kernel(inline="always")
@@ -84,7 +85,7 @@ def fill_row(r, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world,
     row_inv_diag[r] = 1.0 / diag if diag > 1e-300 else 0.0
 
 
-@kernel
+@kernel_parallel
 def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_point, contact_normal,
                          contact_depth, contact_friction, contact_restitution, contact_normal_impulse,
                          contact_friction_impulse,
@@ -92,16 +93,16 @@ def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_
                          body_mass, body_inv_inertia_world, body_fixed, body_contact_count,
                          dt, baumgarte, slop, max_correction_speed, restitution_threshold,
                          friction_model, gravity_norm, warm_start, row_offset,
-                         row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                         row_kind, row_lambda, row_owner):
+                         row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
+                         row_mu, row_kind, row_lambda, row_owner):
     """Rows 3c..3c+2 (offset by ``row_offset``) for contact point c. Returns the row count."""
-    ra = np.empty(3)
-    rb = np.empty(3)
-    t1 = np.empty(3)
-    t2 = np.empty(3)
-    n = np.empty(3)
     beta = baumgarte / dt
-    for c in range(contact_count):
+    for c in prange(contact_count):
+        ra = np.empty(3)
+        rb = np.empty(3)
+        t1 = np.empty(3)
+        t2 = np.empty(3)
+        n = np.empty(3)
         a = contact_body_a[c]
         b = contact_body_b[c]
         ia = -1 if body_fixed[a] else a
@@ -125,19 +126,24 @@ def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_
             if body_fixed[body]:
                 continue
             for k in range(3):
-                vn += row_J[r0, s, k] * body_linear_velocity[body, k] + row_J[r0, s, 3 + k] * body_angular_velocity[body, k]
+                vn += row_J[r0, s, k] * body_linear_velocity[body, k] \
+                    + row_J[r0, s, 3 + k] * body_angular_velocity[body, k]
         depth = contact_depth[c]
+        rigid = 0.0  # target without position feedback, used by the relax pass
         if depth >= 0.0:
             target = min(beta * max(depth - slop, 0.0), max_correction_speed)
         else:
             target = depth / dt  # speculative: may approach by the gap, -separation / dt
+            rigid = target
         e = contact_restitution[c]
         # bounce only if the points touch or will meet within this step (v_n dt <= -gap): a
         # speculative point still far apart must not push (Box2D applies restitution only to
         # points whose normal impulse is active, for the same reason)
         if e > 0.0 and vn < -restitution_threshold and vn * dt <= depth:
             target = max(target, -e * vn)
+            rigid = max(rigid, -e * vn)
         row_bias[r0] = target
+        row_bias_relax[r0] = rigid
         row_lo[r0] = 0.0
         row_hi[r0] = math.inf
         row_link[r0] = -1
@@ -160,6 +166,7 @@ def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_
         for j in range(1, 3):
             r = r0 + j
             row_bias[r] = 0.0
+            row_bias_relax[r] = 0.0
             row_link[r] = -1 if friction_model == T.FRICTION_FIXED else r0
             row_mu[r] = mu
             row_lo[r] = -fixed_bound

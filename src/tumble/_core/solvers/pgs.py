@@ -108,3 +108,15 @@ def solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
     if not math.isfinite(theta):
         theta = math.inf
     return done, theta
+
+
+@kernel
+def relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link, row_mu,
+              row_lambda, v_lin, v_ang, iterations):
+    """Sweeps against the targets without Baumgarte feedback, after the positions moved
+    (Box2D v3's relax stage). The push-out velocity has done its work on the positions; removing
+    it here keeps position correction from feeding kinetic energy into resting stacks. The
+    accumulated impulses continue from the main solve, so nothing is warm-started twice."""
+    for _ in range(iterations):
+        pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
+                  row_mu, row_lambda, v_lin, v_ang)
