@@ -62,7 +62,8 @@ def _collide(w, prof, t):
     c.count = narrow_phase(pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull,
                            g.geom_world_position, g.geom_world_rotation, g.geom_friction, g.geom_restitution,
                            g.geom_aabb_min, g.geom_aabb_max, h, s.contact_margin, c.contact_geom_a,
-                           c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature, c.contact_point, c.contact_normal,
+                           c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature,
+                           c.contact_point, c.contact_normal,
                            c.contact_depth, c.contact_friction, c.contact_restitution)
     w.counters["pairs"] = len(pairs)
     t = _lap(prof, "narrow", t)
