@@ -116,7 +116,10 @@ T1_MATERIAL = Material(density=T1_MASS / (8.0 * T1_HALF[0] * T1_HALF[1] * T1_HAL
 def _table1_stack(masses: list[float], warm_start: bool, seconds: float) -> SceneSpec:
     """Boxes of Table 1 stacked bottom-up with ``masses``; each starts 3.5 cm above the one below."""
     s = SceneSpec(name="", gravity=T1_GRAVITY, dt=T1_DT, seconds=float(seconds),
-                  settings={"iterations": 10, "baumgarte": 0.05, "warm_start": bool(warm_start)})
+                  settings={"iterations": 10, "baumgarte": 0.05, "warm_start": bool(warm_start),
+                            # 1 mm: uneven sinking inside a 5 mm slop tilts each 0.7 m interface
+                            # enough to topple ten boxes in 2 of 3 perturbed starts
+                            "slop": 0.001})
     _ground(s, T1_MATERIAL)
     hz = T1_HALF[2]
     bottom = T1_GAP
