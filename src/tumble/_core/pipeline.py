@@ -33,6 +33,12 @@ _EMPTY = np.zeros(0)
 #: Broad-phase boxes are enlarged by this fraction of a geometry's bounding radius, at most FAT_MAX [m]
 #: (see collision.geoms.refresh_fat_aabbs).
 FAT_FRACTION = 0.1
+#: [m] added to the contact margin for the tight boxes, so that bodies placed exactly touching (a
+#: stack, a wall course) are not culled by rounding in the last bit of their bounds.
+AABB_TOLERANCE = 1e-4
+#: [m] added to the contact margin in the pair tests for the same reason: with a zero margin, two
+#: boxes placed exactly on each other came out 1e-17 m apart and their contact was dropped.
+CONTACT_TOLERANCE = 1e-6
 FAT_MAX = 0.1
 
 
@@ -42,7 +48,7 @@ def _collide(w, prof, t):
     update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
     h = w.hulls_arrays
     update_geoms(g.geom_body, g.geom_type, g.geom_size, g.geom_local_position, g.geom_local_orientation,
-                 g.geom_radius, b.body_position, b.body_orientation, g.count, s.contact_margin,
+                 g.geom_radius, b.body_position, b.body_orientation, g.count, s.contact_margin + AABB_TOLERANCE,
                  g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min, g.geom_aabb_max,
                  h.verts, h.vert_start, h.vert_count, g.geom_hull)
     fat = w.fat_aabbs
@@ -61,7 +67,7 @@ def _collide(w, prof, t):
     c.reserve(4 * len(pairs) + 1)
     c.count = narrow_phase(pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull,
                            g.geom_world_position, g.geom_world_rotation, g.geom_friction, g.geom_restitution,
-                           g.geom_aabb_min, g.geom_aabb_max, h, s.contact_margin, c.contact_geom_a,
+                           g.geom_aabb_min, g.geom_aabb_max, h, s.contact_margin + CONTACT_TOLERANCE, c.contact_geom_a,
                            c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature,
                            c.contact_point, c.contact_normal,
                            c.contact_depth, c.contact_friction, c.contact_restitution)
