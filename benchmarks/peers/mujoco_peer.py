@@ -128,7 +128,7 @@ class MuJoCoPeer(Peer):
 
     @staticmethod
     def _rot(q):
-        from tumble.scenes.metrics import quat_to_matrices
+        from tumble._core.math3d import quat_to_matrices
 
         return quat_to_matrices(q)
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from tumble._core.collision.broad_phase import SweepAndPrune
 from tumble._core.collision.hull import HullStore
-from tumble._core.math3d import quat_to_matrix_py
+from tumble._core.math3d import quat_to_matrices, quat_to_matrix_py
 from tumble._core.storage import BodyStore, ContactStore, GeomStore, RowStore
 from tumble.errors import BodyError, SettingsError
 from tumble.materials import DEFAULT, Material
@@ -335,7 +335,7 @@ class World:
                                                        b.body_linear_velocity[:n]))
         dyn = ~b.body_fixed[:n]
         # 1/2 w_b^T I_b w_b with the body-frame angular velocity w_b = R^T w
-        R = _rotations(b.body_orientation[:n][dyn])
+        R = quat_to_matrices(b.body_orientation[:n][dyn])
         wb = np.einsum("nji,nj->ni", R, b.body_angular_velocity[:n][dyn])
         ang = 0.5 * float(np.einsum("ni,nij,nj->", wb, b.body_inertia_local[:n][dyn], wb))
         return float(lin + ang)
@@ -362,7 +362,7 @@ class World:
         o = np.asarray(about, dtype=np.float64)
         dyn = ~b.body_fixed[:n]
         L = np.cross(b.body_position[:n][dyn] - o, b.body_mass[:n][dyn, None] * b.body_linear_velocity[:n][dyn]).sum(0)
-        R = _rotations(b.body_orientation[:n][dyn])
+        R = quat_to_matrices(b.body_orientation[:n][dyn])
         w = b.body_angular_velocity[:n][dyn]
         Iw = np.einsum("nij,njk,nlk,nl->ni", R, b.body_inertia_local[:n][dyn], R, w)
         return L + Iw.sum(0)
@@ -403,22 +403,6 @@ class World:
     def apply_torque(self, body: int, torque) -> None:
         i = self._check(body)
         self.bodies.body_torque[i] += _vec(f"body {i}", "torque", torque, 3)
-
-
-def _rotations(q: np.ndarray) -> np.ndarray:
-    """(n, 3, 3) rotation matrices of (n, 4) quaternions, vectorised."""
-    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    R = np.empty((q.shape[0], 3, 3))
-    R[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    R[:, 0, 1] = 2 * (x * y - w * z)
-    R[:, 0, 2] = 2 * (x * z + w * y)
-    R[:, 1, 0] = 2 * (x * y + w * z)
-    R[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    R[:, 1, 2] = 2 * (y * z - w * x)
-    R[:, 2, 0] = 2 * (x * z - w * y)
-    R[:, 2, 1] = 2 * (y * z + w * x)
-    R[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    return R
 
 
 class _Recorder:
