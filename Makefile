@@ -23,8 +23,9 @@ $(VENV)/.peers: $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[dev,peers]'
 	touch $@
 
-# compile every kernel once into the Numba cache so parallel test workers only load it
-warm: venv
+# compile every kernel once into the Numba cache so parallel test workers only load it; the tests
+# of the benchmark peers (PyBullet, MuJoCo builders) need the peers extra, so the suite installs it
+warm: peers
 	$(BIN)/python -c "import tumble.scenes as s; w = s.build('stack3_nocache'); w.step(1/60)"
 
 demo: venv
