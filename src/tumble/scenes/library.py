@@ -113,40 +113,46 @@ T1_MATERIAL = Material(density=T1_MASS / (8.0 * T1_HALF[0] * T1_HALF[1] * T1_HAL
                        restitution=0.0, name="catto-table1")
 
 
-def _table1_stack(masses: list[float], warm_start: bool, seconds: float) -> SceneSpec:
-    """Boxes of Table 1 stacked bottom-up with ``masses``; each starts 3.5 cm above the one below."""
+def _table1_stack(masses: list[float], warm_start: bool, seconds: float, gap: float = T1_GAP) -> SceneSpec:
+    """Boxes of Table 1 stacked bottom-up with ``masses``; each starts ``gap`` above the one below.
+
+    The solver settings are Catto's model: fixed friction bound mu m_c g (001 eq. 24-25) and no
+    inertial torque (001 §5 neglects w x I w), with a 1 mm slop (uneven sinking inside a 5 mm slop
+    tilts each 0.7 m interface enough to topple ten boxes in 2 of 3 perturbed starts).
+    """
+    if not (math.isfinite(gap) and gap >= 0.0):
+        raise SceneError(f"parameter gap={gap!r} must be a finite number >= 0 [m]")
     s = SceneSpec(name="", gravity=T1_GRAVITY, dt=T1_DT, seconds=float(seconds),
                   settings={"iterations": 10, "baumgarte": 0.05, "warm_start": bool(warm_start),
-                            # 1 mm: uneven sinking inside a 5 mm slop tilts each 0.7 m interface
-                            # enough to topple ten boxes in 2 of 3 perturbed starts
-                            "slop": 0.001})
+                            "slop": 0.001, "friction_model": "fixed", "gyroscopic": False})
     _ground(s, T1_MATERIAL)
     hz = T1_HALF[2]
-    bottom = T1_GAP
+    bottom = gap
     for i, m in enumerate(masses):
         s.add(Box(T1_HALF), (0.0, 0.0, bottom + hz), mass=float(m), material=T1_MATERIAL,
               name=f"box{i}", tag="stack")
-        bottom += 2.0 * hz + T1_GAP
+        bottom += 2.0 * hz + gap
     return s
 
 
 @scene("stack10", "Catto 001 Table 1: ten 110 kg boxes (0.7x0.7x0.35 m) stacked, mu 0.2, contact caching")
-def stack10(*, count: int = 10, seconds: float = 60.0, warm_start: bool = True) -> SceneSpec:
+def stack10(*, count: int = 10, seconds: float = 60.0, warm_start: bool = True, gap: float = T1_GAP) -> SceneSpec:
     if int(count) < 1:
         raise SceneError(f"scene 'stack10': parameter count={count!r} must be >= 1")
-    return _table1_stack([T1_MASS] * int(count), warm_start, seconds)
+    return _table1_stack([T1_MASS] * int(count), warm_start, seconds, float(gap))
 
 
 @scene("stack3_nocache", "Catto 001 Fig. 5: three Table 1 boxes without contact caching (expected to fall)")
-def stack3_nocache(*, count: int = 3, seconds: float = 60.0, warm_start: bool = False) -> SceneSpec:
+def stack3_nocache(*, count: int = 3, seconds: float = 60.0, warm_start: bool = False,
+                   gap: float = T1_GAP) -> SceneSpec:
     if int(count) < 1:
         raise SceneError(f"scene 'stack3_nocache': parameter count={count!r} must be >= 1")
-    return _table1_stack([T1_MASS] * int(count), warm_start, seconds)
+    return _table1_stack([T1_MASS] * int(count), warm_start, seconds, float(gap))
 
 
 @scene("mass_ratio", "Catto 001 9.2: two Table 1 boxes, the bottom one's density scaled by ratio")
 def mass_ratio(*, ratio: float = 0.03, warm_start: bool = True, heavy_on_top: bool = True,
-               seconds: float = 20.0) -> SceneSpec:
+               seconds: float = 20.0, gap: float = T1_GAP) -> SceneSpec:
     """Two boxes; the heavy one has 110 kg and the light one ``ratio`` * 110 kg.
 
     ``heavy_on_top=True`` (the paper's failing case): light bottom, heavy top.
@@ -157,7 +163,7 @@ def mass_ratio(*, ratio: float = 0.03, warm_start: bool = True, heavy_on_top: bo
         raise SceneError(f"scene 'mass_ratio': parameter ratio={ratio!r} must be a finite positive number")
     light, heavy = T1_MASS * r, T1_MASS
     masses = [light, heavy] if heavy_on_top else [heavy, light]
-    return _table1_stack(masses, warm_start, seconds)
+    return _table1_stack(masses, warm_start, seconds, float(gap))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -153,15 +153,14 @@ def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_
         mu = contact_friction[c]
         fixed_bound = 0.0
         if friction_model == T.FRICTION_FIXED:
-            # Catto 001 eq. 24-25: |lambda_u| <= mu m_c g, m_c = the body mass shared among its
-            # contact points (the lighter share of the two dynamic bodies); impulse = force * dt
-            mc = math.inf
+            # Catto 001 eq. 24-25: |lambda_u| <= mu m_c g, m_c = a body's mass divided among its
+            # contact points; of the two dynamic bodies the larger share is taken, so a heavy box
+            # on a light one is held by its own weight share, not by the light box's
+            mc = 0.0
             if ia >= 0:
-                mc = min(mc, body_mass[a] / max(body_contact_count[a], 1))
+                mc = max(mc, body_mass[a] / max(body_contact_count[a], 1))
             if ib >= 0:
-                mc = min(mc, body_mass[b] / max(body_contact_count[b], 1))
-            if not math.isfinite(mc):
-                mc = 0.0
+                mc = max(mc, body_mass[b] / max(body_contact_count[b], 1))
             fixed_bound = mu * mc * gravity_norm * dt
         for j in range(1, 3):
             r = r0 + j
