@@ -83,7 +83,7 @@ class World:
         self.hulls = HullStore()
         self._hull_arrays = None
         self.broad_phase = SweepAndPrune()
-        self.fat_aabbs = (np.zeros((0, 3)), np.zeros((0, 3)), [0])
+        self.fat_count = 0  # geometries whose fat broad-phase boxes are initialised
         self.profile: dict[str, float] = {}
         self.counters: dict[str, float] = {}
         self.merit_history = np.zeros(0)

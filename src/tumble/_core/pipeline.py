@@ -48,17 +48,14 @@ def _collide(w, prof, t):
     update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
     h = w.hulls_arrays
     update_geoms(g.geom_body, g.geom_type, g.geom_size, g.geom_local_position, g.geom_local_orientation,
-                 g.geom_radius, b.body_position, b.body_orientation, g.count, s.contact_margin + AABB_TOLERANCE,
+                 b.body_position, b.body_orientation, g.count, s.contact_margin + AABB_TOLERANCE,
                  g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min, g.geom_aabb_max,
                  h.verts, h.vert_start, h.vert_count, g.geom_hull)
-    fat = w.fat_aabbs
-    if fat[0].shape[0] < g.capacity:
-        w.fat_aabbs = fat = (np.zeros((g.capacity, 3)), np.zeros((g.capacity, 3)), [0])
-    fresh = fat[2][0] != g.count
+    # fat boxes are rebuilt for every geometry whenever geometries were added since the last step
     refresh_fat_aabbs(g.geom_aabb_min, g.geom_aabb_max, g.geom_radius, g.count, FAT_FRACTION, FAT_MAX,
-                      fat[0], fat[1], not fresh)
-    fat[2][0] = g.count
-    pairs = w.broad_phase.update(fat[0], fat[1], g.geom_body, g.geom_static, g.count)
+                      g.geom_fat_min, g.geom_fat_max, w.fat_count == g.count)
+    w.fat_count = g.count
+    pairs = w.broad_phase.update(g.geom_fat_min, g.geom_fat_max, g.geom_body, g.geom_static, g.count)
     t = _lap(prof, "broad", t)
 
     # the previous step's contacts become the cache; the new ones go in the other store

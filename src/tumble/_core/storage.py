@@ -78,6 +78,7 @@ class GeomStore(Store):
     geom_hull (n,) int hull index or -1; geom_local_position (n, 3) [m] and
     geom_local_orientation (n, 4) relative to the body frame; geom_world_position (n, 3),
     geom_world_rotation (n, 3, 3) refreshed every step; geom_aabb_min / geom_aabb_max (n, 3) [m];
+    geom_fat_min / geom_fat_max (n, 3) [m] the enlarged boxes the broad phase sees;
     geom_radius (n,) [m] bounding radius about the geom origin (inf for planes);
     geom_friction (n,), geom_restitution (n,) from the body's material; geom_static (n,) bool.
     """
@@ -93,6 +94,8 @@ class GeomStore(Store):
         "geom_world_rotation": ((3, 3), np.float64, 0.0),
         "geom_aabb_min": ((3,), np.float64, 0.0),
         "geom_aabb_max": ((3,), np.float64, 0.0),
+        "geom_fat_min": ((3,), np.float64, 0.0),
+        "geom_fat_max": ((3,), np.float64, 0.0),
         "geom_radius": ((), np.float64, 0.0),
         "geom_friction": ((), np.float64, 0.0),
         "geom_restitution": ((), np.float64, 0.0),

@@ -16,7 +16,7 @@ PLANE_EXTENT = 1.0e18
 
 @kernel
 def update_geoms(geom_body, geom_type, geom_size, geom_local_position, geom_local_orientation,
-                 geom_radius, body_position, body_orientation, count, margin,
+                 body_position, body_orientation, count, margin,
                  geom_world_position, geom_world_rotation, geom_aabb_min, geom_aabb_max, hull_verts,
                  hull_vert_start, hull_vert_count, geom_hull):
     """World pose p = x + R_b p_local, R = R(q_b q_local); AABB enlarged by ``margin`` [m].
