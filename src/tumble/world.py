@@ -7,6 +7,7 @@ stores of ``tumble._core.storage``; the step itself (``tumble._core.pipeline``) 
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 import time
 from typing import NamedTuple
@@ -135,13 +136,13 @@ class World:
             m = 0.0
         else:
             if mass is not None:
-                m = float(mass) if isinstance(mass, (int, float)) else math.nan
+                m = float(mass) if isinstance(mass, numbers.Real) else math.nan
                 if not math.isfinite(m) or m <= 0.0:
                     raise BodyError(f"{owner}: field mass={mass!r} must be finite and > 0 for a dynamic body")
                 rho = m / vol
             else:
                 rho = material.density if density is None else density
-                if not isinstance(rho, (int, float)) or not math.isfinite(rho) or rho <= 0.0:
+                if not isinstance(rho, numbers.Real) or not math.isfinite(rho) or rho <= 0.0:
                     raise BodyError(f"{owner}: field density={density!r} must be finite and > 0")
                 m = rho * vol
             inertia = rho * inertia

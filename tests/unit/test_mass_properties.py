@@ -74,7 +74,7 @@ def test_world_uses_density_mass_and_inertia():
     b = w.add_body(tb.Box(half_extents=(0.5, 0.5, 0.5)), density=700.0)
     assert w.mass(b) == pytest.approx(700.0)
     np.testing.assert_allclose(w.inertia(b), np.eye(3) * 700.0 / 6.0)
-    s = w.add_body(tb.Sphere(0.5), mass=3.0, position=(5, 0, 0))
+    s = w.add_body(tb.Sphere(0.5), mass=np.int64(3), position=(5, 0, 0))  # NumPy scalars are numbers too
     np.testing.assert_allclose(w.inertia(s), np.eye(3) * 0.4 * 3.0 * 0.25)
     # a hull's body origin is its centre of mass
     pts = np.array([[0, 0, 0], [2, 0, 0], [0, 2, 0], [0, 0, 2.0]])
