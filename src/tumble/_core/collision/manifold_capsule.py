@@ -405,29 +405,45 @@ def _segment_sat(p0, p1, view):
 
 
 @kernel
+def closest_face_point(x, view, best):
+    """The face whose interior is nearest to a point x above it, if nearer than ``best``: x must lie
+    above the face (positive plane distance) and its projection inside the face polygon.
+    Returns (dist, projected point, face), or (best, x, -1) when no face beats ``best``."""
+    fn, fo = view[1], view[2]
+    bq = x
+    bf = -1
+    for f in range(fn.shape[0]):
+        nf = row(fn, f)
+        s = dot(nf, x) - fo[f]
+        if s > 0.0 and s < best:
+            y = axpy(x, -s, nf)
+            if inside_face(view, f, y):
+                best = s
+                bq = y
+                bf = f
+    return best, bq, bf
+
+
+@kernel
 def segment_polytope_distance(p0, p1, view):
     """Exact distance from a segment outside the polytope to it.
 
     The closest pair is either a segment end against a face interior (the end lies above the face
     and projects inside it) or the segment against a polytope edge (which covers the vertices).
     Returns (dist, point on segment, point on polytope, feature)."""
-    verts, fn, fo, edges = view[0], view[1], view[2], view[6]
+    verts, edges = view[0], view[6]
     best = math.inf
     bp = p0
     bq = p0
     feat = 0
     for j in range(2):
         x = p0 if j == 0 else p1
-        for f in range(fn.shape[0]):
-            nf = row(fn, f)
-            s = dot(nf, x) - fo[f]
-            if s > 0.0 and s < best:
-                y = axpy(x, -s, nf)
-                if inside_face(view, f, y):
-                    best = s
-                    bp = x
-                    bq = y
-                    feat = f * FACE_FEATURE + j
+        d, y, f = closest_face_point(x, view, best)
+        if f >= 0:
+            best = d
+            bp = x
+            bq = y
+            feat = f * FACE_FEATURE + j
     for e in range(edges.shape[0]):
         v0 = row(verts, edges[e, 0])
         v1 = row(verts, edges[e, 1])

@@ -42,6 +42,7 @@ from tumble._core.collision.manifold_capsule import (
     EDGE_FEATURE,
     add,
     axpy,
+    closest_face_point,
     closest_point_segment,
     closest_segment_segment,
     col,
@@ -50,7 +51,6 @@ from tumble._core.collision.manifold_capsule import (
     dot,
     emit_point,
     face_side,
-    inside_face,
     mat_t_vec,
     mat_vec,
     norm,
@@ -172,19 +172,10 @@ def collide_plane_hull(pa, Ra, sa, pb, Rb, hb, hulls, margin, normal, points, de
 def point_polytope_distance(x, view):
     """Exact distance from a point outside the polytope: a face interior (x lies above the face and
     projects inside it) or an edge. Returns (dist, closest polytope point, feature)."""
-    verts, fn, fo, edges = view[0], view[1], view[2], view[6]
-    best = math.inf
-    bq = x
-    feat = 0
-    for f in range(fn.shape[0]):
-        nf = row(fn, f)
-        s = dot(nf, x) - fo[f]
-        if s > 0.0 and s < best:
-            y = axpy(x, -s, nf)
-            if inside_face(view, f, y):
-                best = s
-                bq = y
-                feat = f
+    verts, edges = view[0], view[6]
+    best, bq, feat = closest_face_point(x, view, math.inf)
+    if feat < 0:
+        feat = 0
     for e in range(edges.shape[0]):
         v0 = row(verts, edges[e, 0])
         v1 = row(verts, edges[e, 1])
