@@ -20,7 +20,7 @@ from tumble.errors import (
     TumbleError,
 )
 from tumble.materials import Material
-from tumble.settings import PGSSettings
+from tumble.settings import PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
 from tumble.world import Contacts, World
 
@@ -28,6 +28,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "World", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound", "Material",
-    "materials", "scenes", "PGSSettings", "TumbleError", "ShapeError", "BodyError", "MaterialError",
+    "materials", "scenes", "PGSSettings", "ShockSettings", "TumbleError", "ShapeError", "BodyError", "MaterialError",
     "SettingsError", "SceneError", "SimulationError", "__version__",
 ]

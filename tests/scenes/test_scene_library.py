@@ -18,7 +18,7 @@ EXPECTED = {  # name -> (dynamic body count, tag of the counted bodies, shape ty
     "stack3_nocache": (3, "stack", Box),
     "mass_ratio": (2, "stack", Box),
     "pyramid20": (210, "stack", Box),
-    "wall200": (200, "stack", Box),
+    "wall200": (210, "stack", Box),
     "pile1000": (1000, "pile", Sphere),
     "large_pyramid": (5050, "stack", Box),
 }
@@ -115,11 +115,31 @@ def test_pyramid_rows_offset_by_half_a_cube():
 
 def test_wall_running_bond():
     s = scenes.spec("wall200")
-    pos = np.array([s.bodies[i].position for i in s.tagged("stack")])
+    ids = s.tagged("stack")
+    pos = np.array([s.bodies[i].position for i in ids])
+    half_x = np.array([s.bodies[i].shape.half_extents[0] for i in ids])
     rows = np.round((pos[:, 2] - 0.05) / 0.1).astype(int)
-    assert np.bincount(rows).tolist() == [10] * 20
-    shift = np.sort(pos[rows == 1, 0])[0] - np.sort(pos[rows == 0, 0])[0]
+    assert np.bincount(rows).tolist() == [10, 11] * 10
+    full = np.isclose(half_x, 0.1)
+    assert (~full).sum() == 20                           # a half brick at each end of every odd course
+    shift = np.sort(pos[(rows == 1) & full, 0])[0] - np.sort(pos[rows == 0, 0])[0]
     assert shift == pytest.approx(0.5 * 0.202)
+    # every course spans the same length, and every brick above the first course has its centre
+    # over a brick of the course below (a wall that can stand)
+    for r in range(20):
+        sel = rows == r
+        assert (pos[sel, 0] - half_x[sel]).min() == pytest.approx(-0.5 * (10 * 0.202 - 0.002))
+        assert (pos[sel, 0] + half_x[sel]).max() == pytest.approx(0.5 * (10 * 0.202 - 0.002))
+        if r:
+            below = rows == r - 1
+            lo, hi = pos[below, 0] - half_x[below], pos[below, 0] + half_x[below]
+            for x in pos[sel, 0]:
+                assert np.any((lo < x) & (x < hi))
+    # bricks in a course do not touch (2 mm joints)
+    for r in range(20):
+        sel = np.argsort(pos[rows == r, 0])
+        xs, hs = pos[rows == r, 0][sel], half_x[rows == r][sel]
+        np.testing.assert_allclose(xs[1:] - hs[1:] - (xs[:-1] + hs[:-1]), 0.002, atol=1e-12)
 
 
 def test_params_override_and_counts_follow():

@@ -131,9 +131,16 @@ def test_cache_match_equals_dictionary_lookup():
         lam = np.zeros(35)
         fr = np.zeros((35, 3))
         warm = np.zeros(35, dtype=np.bool_)
-        hits = match_cache(35, new_keys, new_feat, lam, fr, warm, len(old_keys), old_keys, old_feat, old_lam, old_fr)
+        old_aux = rng.normal(size=(len(old_keys), 4))
+        aux = np.full((35, 4), np.nan)
+        hits = match_cache(35, new_keys, new_feat, lam, fr, aux, warm, len(old_keys), old_keys, old_feat, old_lam,
+                           old_fr, old_aux)
         ref = naive_cache_match(new_keys, new_feat, old_keys, old_feat, old_lam)
         np.testing.assert_array_equal(lam, ref)
+        # every auxiliary column is matched exactly like the normal impulse
+        for k in range(4):
+            np.testing.assert_array_equal(aux[:, k], naive_cache_match(new_keys, new_feat, old_keys, old_feat,
+                                                                       old_aux[:, k]))
         assert hits == int(warm.sum())
         assert hits == sum((int(k), int(f)) in set(zip(old_keys.tolist(), old_feat.tolist()))
                            for k, f in zip(new_keys, new_feat))

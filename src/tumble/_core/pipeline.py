@@ -18,6 +18,7 @@ import numpy as np
 from tumble._core.collision.geoms import refresh_fat_aabbs, update_geoms
 from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.contact.cache import match_cache
+from tumble._core.contact.layers import build_layers, stack_heights
 from tumble._core.dynamics.integrate import (
     first_nonfinite_body,
     integrate_positions,
@@ -26,6 +27,16 @@ from tumble._core.dynamics.integrate import (
 )
 from tumble._core.solvers.common import count_body_contacts, prepare_contact_rows, store_contact_impulses
 from tumble._core.solvers.pgs import relax_pgs, solve_pgs
+from tumble._core.solvers.shock import (
+    accumulate_displacement,
+    apply_displacement,
+    correction,
+    load_layer_impulses,
+    prepare_normal_rows,
+    shock_propagation,
+    solve_dynamics,
+    store_layer_impulses,
+)
 from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED
 
 _EMPTY = np.zeros(0)
@@ -73,8 +84,9 @@ def _collide(w, prof, t):
 
     p = w.cache_store
     hits = match_cache(c.count, c.contact_key, c.contact_feature, c.contact_normal_impulse,
-                       c.contact_friction_impulse, c.contact_warm, p.count if s.warm_start else 0, p.contact_key,
-                       p.contact_feature, p.contact_normal_impulse, p.contact_friction_impulse)
+                       c.contact_friction_impulse, c.contact_aux_impulse, c.contact_warm,
+                       p.count if s.warm_start else 0, p.contact_key, p.contact_feature, p.contact_normal_impulse,
+                       p.contact_friction_impulse, p.contact_aux_impulse)
     w.counters["cache_hits"] = int(hits)
     _lap(prof, "cache", t)
     return c.count
@@ -122,8 +134,112 @@ def _dynamics_pgs(w, dt, prof, t):
     _lap(prof, "relax", t)
 
 
+def _dynamics_shock(w, dt, prof, t):
+    """Erleben 000 Fig. 14 after detect(t): dynamics(a dt) on the whole system, shock propagation of
+    (dynamics((1 - a) dt), correction()) over the stack layers, detect(t + dt), correction().
+
+    With ``shock_propagation=False`` the step is dynamics(dt) and correction() on the whole system,
+    then detect(t + dt) and correction() (a = 1; the "without shock propagation" case of Fig. 13).
+    Positions move once per stage through the accumulated displacement (solvers.shock)."""
+    b, c, r, s = w.bodies, w.contact_store, w.rows, w.settings
+    n = b.count
+    a = s.dynamics_fraction if s.shock_propagation else 1.0
+    count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, n)
+    r.reserve(3 * c.count + 1)
+    fm = FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB
+    r.count = prepare_contact_rows(
+        c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
+        c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
+        b.body_position, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_mass,
+        b.body_inv_inertia_world, b.body_fixed, b.body_contact_count, dt, s.baumgarte, s.slop,
+        s.max_correction_speed, s.restitution_threshold, fm, float(np.linalg.norm(w.gravity)), s.warm_start, 0,
+        r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
+        r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
+    rows = r.count
+    # the cache holds impulses per full step (force x dt); the a dt solve starts from a of them
+    r.row_lambda[:rows] *= a
+    height = np.zeros(n, dtype=np.int64)
+    disp_lin = np.zeros((n, 3))
+    disp_ang = np.zeros((n, 3))
+    _integrate_velocities(w, a * dt)
+    t = _lap(prof, "prepare", t)
+
+    # dynamics(a dt) on the whole system (eq. 45)
+    history = np.zeros(s.iterations) if s.record_merit else _EMPTY
+    merit = solve_dynamics(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo, r.row_hi,
+                           r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
+                           s.iterations, s.cfm, height, history)
+    accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
+                            disp_ang)
+    r.row_lambda[:rows] *= 1.0 / a
+    store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
+    w.counters["iterations"] = int(s.iterations)
+    w.counters["merit"] = float(merit)
+    w.counters["rows"] = int(rows)
+    if s.record_merit:
+        w.merit_history = history.copy()
+    t = _lap(prof, "solve", t)
+
+    lam = np.empty(rows)
+    lam_c = np.empty(rows)
+    h = (1.0 - a) * dt
+    if s.shock_propagation:
+        layers = stack_heights(rows, r.row_body, n, b.body_fixed, height)
+        row_layer = np.empty(rows, dtype=np.int64)
+        layer_row_start = np.empty(layers + 1, dtype=np.int64)
+        layer_rows = np.empty(rows, dtype=np.int64)
+        layer_inv_diag = np.empty(rows)
+        layer_body_start = np.empty(layers + 1, dtype=np.int64)
+        layer_bodies = np.empty(n, dtype=np.int64)
+        build_layers(rows, r.row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, layer_row_start,
+                     layer_rows, layer_inv_diag, layer_body_start, layer_bodies)
+        w.counters["layers"] = int(layers)
+        t = _lap(prof, "graph", t)
+        _integrate_velocities(w, h)
+        # the layer impulses are cached per full step like the others; this solve spans (1 - a) dt
+        load_layer_impulses(c.count, r.row_J, c.contact_aux_impulse, (1.0 - a) if s.warm_start else 0.0, lam)
+        worst = shock_propagation(layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height,
+                                  r.row_body, r.row_J, r.row_B, layer_inv_diag, r.row_bias, r.row_lo, r.row_hi,
+                                  r.row_link, r.row_mu, r.row_kind, r.row_owner, c.contact_depth,
+                                  s.correction_slop, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity,
+                                  disp_lin, disp_ang, h, s.iterations, s.correction_iterations, s.cfm)
+        store_layer_impulses(c.count, r.row_J, lam, 1.0 / (1.0 - a) if a < 1.0 else 0.0, c.contact_aux_impulse)
+    else:
+        w.counters["layers"] = 1
+        worst = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner,
+                           c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang, s.correction_iterations)
+    apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+    w.counters["layer_penetration"] = float(worst)
+    t = _lap(prof, "shock", t)
+
+    if s.final_correction and s.correction_iterations > 0:
+        _collide(w, prof, t)
+        t = time.perf_counter()
+        c = w.contact_store
+        r.reserve(c.count + 1)
+        r.count = prepare_normal_rows(c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                                      b.body_position, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed,
+                                      r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner)
+        disp_lin[:] = 0.0
+        disp_ang[:] = 0.0
+        lam_c = np.empty(r.count)
+        worst = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner,
+                           c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang, s.correction_iterations)
+        apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+        w.counters["final_penetration"] = float(worst)
+        _lap(prof, "correction", t)
+
+
+def _integrate_velocities(w, h):
+    """u += h M^-1 (f_ext - w x I w) for every dynamic body (000 eq. 45d's external part)."""
+    b, s = w.bodies, w.settings
+    integrate_velocities(b.body_linear_velocity, b.body_angular_velocity, b.body_orientation, b.body_inv_mass,
+                         b.body_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed,
+                         b.count, w.gravity, h, s.gyroscopic, s.linear_damping, s.angular_damping)
+
+
 #: solver name -> dynamics stage (prepare, solve, integrate)
-DYNAMICS = {"pgs": _dynamics_pgs}
+DYNAMICS = {"pgs": _dynamics_pgs, "shock": _dynamics_shock}
 
 
 def _lap(prof, name, t):

@@ -111,7 +111,9 @@ class ContactStore(Store):
     contact_feature (n,) int64; contact_point (n, 3) [m]; contact_normal (n, 3) from a to b;
     contact_depth (n,) [m] (positive = overlap); contact_friction (n,), contact_restitution (n,);
     contact_normal_impulse (n,) [N s]; contact_friction_impulse (n, 3) [N s] world vector;
-    contact_warm (n,) bool: matched in the cache this step.
+    contact_aux_impulse (n, 4) [N s]: a second impulse a solver may carry across steps (the shock
+    solver's layer solve: normal, then the friction world vector); contact_warm (n,) bool: matched
+    in the cache this step.
     """
 
     FIELDS = {
@@ -128,6 +130,7 @@ class ContactStore(Store):
         "contact_restitution": ((), np.float64, 0.0),
         "contact_normal_impulse": ((), np.float64, 0.0),
         "contact_friction_impulse": ((3,), np.float64, 0.0),
+        "contact_aux_impulse": ((4,), np.float64, 0.0),
         "contact_warm": ((), np.bool_, False),
     }
 

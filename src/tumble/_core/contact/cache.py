@@ -13,9 +13,10 @@ from tumble._core.config import kernel
 
 
 @kernel
-def match_cache(count, key, feature, normal_impulse, friction_impulse, warm,
-                prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse):
-    """Fill ``normal_impulse``/``friction_impulse`` of the new points from the previous step.
+def match_cache(count, key, feature, normal_impulse, friction_impulse, aux_impulse, warm,
+                prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse, prev_aux_impulse):
+    """Fill ``normal_impulse``/``friction_impulse`` (and the solver-specific ``aux_impulse`` rows,
+    e.g. the shock solver's layer impulses) of the new points from the previous step.
     Returns the number of hits."""
     hits = 0
     j = 0
@@ -36,12 +37,16 @@ def match_cache(count, key, feature, normal_impulse, friction_impulse, warm,
             friction_impulse[c, 0] = 0.0
             friction_impulse[c, 1] = 0.0
             friction_impulse[c, 2] = 0.0
+            for k in range(aux_impulse.shape[1]):
+                aux_impulse[c, k] = 0.0
             for p in range(j, pstop):
                 if prev_feature[p] == feature[c]:
                     normal_impulse[c] = prev_normal_impulse[p]
                     friction_impulse[c, 0] = prev_friction_impulse[p, 0]
                     friction_impulse[c, 1] = prev_friction_impulse[p, 1]
                     friction_impulse[c, 2] = prev_friction_impulse[p, 2]
+                    for k in range(aux_impulse.shape[1]):
+                        aux_impulse[c, k] = prev_aux_impulse[p, k]
                     warm[c] = True
                     hits += 1
                     break

@@ -1,0 +1,313 @@
+"""Velocity-based shock propagation (Erleben 000 §4, Figs. 12 and 14): the kernels.
+
+One VSP step (Fig. 14), with the pipeline doing the collision detection:
+
+    detect(t)
+    dynamics(a dt)                                   eq. 45a-e on every row (the full system)
+    shock_propagation(dynamics((1 - a) dt), correction())
+    detect(t + dt)
+    correction()                                     eq. 46 on the new contacts
+
+``dynamics(h)`` is one velocity-level PGS solve (000 eq. 28-30) followed by the position update
+s += h S u (eq. 45e). ``correction()`` is the projection of eq. 46: the friction rows are dropped and
+the LCP  A lambda_c - d >= 0, lambda_c >= 0  (d the penetration depths) is solved by the same
+Gauss-Seidel iteration; positions then move by S M^-1 J^T lambda_c and velocities are untouched.
+
+Positions are not written during the step. Each body's displacement since ``detect(t)``,
+``disp = (dx, dtheta)`` (linear [m], rotation vector [rad]), is accumulated instead and applied once
+at the end (``apply_displacement``). This is what makes the correction of a layer consistent with the
+moves already made: with the Jacobian J of detect(t), the depth after a displacement is
+depth - J disp to first order, so "remove the penetration" is the LCP  J (disp + M^-1 J^T lambda_c)
+>= depth - slop, which is exactly a PGS solve with the displacement in place of the velocity.
+
+Shock propagation (Fig. 12) walks the stack layers bottom-up (contact.layers). In layer i the bodies
+of height i are fixated -- infinite mass: their velocity and displacement are read but never written
+-- and the layer is solved by PGS with its own diagonal (``layer_inv_diag``: the fixated side removed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from tumble._core import types as T
+from tumble._core.config import kernel, kernel_parallel
+from tumble._core.solvers.common import fill_row
+from tumble._core.solvers.merit import ncp_merit
+from tumble._core.solvers.pgs import warm_start
+
+
+@kernel(inline="always")
+def _movable(b, layer, body_height):
+    """Whether side body ``b`` takes impulses in ``layer`` (-1: the whole system, no fixation)."""
+    return b >= 0 and (layer < 0 or body_height[b] != layer)
+
+
+@kernel
+def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, inv_diag, row_bias, row_lo,
+               row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm):
+    """One projected Gauss-Seidel sweep (000 eq. 28-30) over rows ``order[start:stop]`` (or the rows
+    ``start:stop`` themselves when ``order`` is empty).
+
+    Both bodies' velocities enter J v; only the movable sides receive B delta (fixation). With
+    constraint force mixing gamma > 0 (000 eq. 41, A' = A + gamma I) the update is
+    lambda += (zeta - J v - gamma lambda) / (A_ii + gamma).
+    """
+    use_order = order.shape[0] > 0
+    for k in range(start, stop):
+        r = order[k] if use_order else k
+        inv_d = inv_diag[r]
+        if inv_d == 0.0:
+            continue
+        jv = 0.0
+        for side in range(2):
+            b = row_body[r, side]
+            if b < 0:
+                continue
+            for c in range(3):
+                jv += row_J[r, side, c] * v_lin[b, c] + row_J[r, side, 3 + c] * v_ang[b, c]
+        lo = row_lo[r]
+        hi = row_hi[r]
+        link = row_link[r]
+        if link >= 0:
+            hi = row_mu[r] * lam[link]
+            lo = -hi
+        old = lam[r]
+        if cfm > 0.0:
+            new = old + (row_bias[r] - jv - cfm * old) / (1.0 / inv_d + cfm)
+        else:
+            new = old + (row_bias[r] - jv) * inv_d
+        if new < lo:
+            new = lo
+        elif new > hi:
+            new = hi
+        delta = new - old
+        if delta != 0.0:
+            lam[r] = new
+            for side in range(2):
+                b = row_body[r, side]
+                if not _movable(b, layer, body_height):
+                    continue
+                for c in range(3):
+                    v_lin[b, c] += delta * row_B[r, side, c]
+                    v_ang[b, c] += delta * row_B[r, side, 3 + c]
+
+
+@kernel
+def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, row_B, inv_diag, row_kind,
+                     row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang):
+    """One Gauss-Seidel sweep of the projection LCP (000 eq. 46) over the contact normal rows among
+    ``order[start:stop]`` (all rows ``start:stop`` if ``order`` is empty): J disp >= depth - slop,
+    lambda_c >= 0; friction rows are dropped. Returns the largest remaining penetration [m]."""
+    use_order = order.shape[0] > 0
+    worst = 0.0
+    for k in range(start, stop):
+        r = order[k] if use_order else k
+        if row_kind[r] != T.ROW_CONTACT_NORMAL:
+            continue
+        inv_d = inv_diag[r]
+        if inv_d == 0.0:
+            continue
+        jd = 0.0
+        for side in range(2):
+            b = row_body[r, side]
+            if b < 0:
+                continue
+            for c in range(3):
+                jd += row_J[r, side, c] * disp_lin[b, c] + row_J[r, side, 3 + c] * disp_ang[b, c]
+        target = contact_depth[row_owner[r]] - slop
+        residual = target - jd
+        if residual > worst:
+            worst = residual
+        old = lam_c[r]
+        new = old + residual * inv_d
+        if new < 0.0:
+            new = 0.0
+        delta = new - old
+        if delta != 0.0:
+            lam_c[r] = new
+            for side in range(2):
+                b = row_body[r, side]
+                if not _movable(b, layer, body_height):
+                    continue
+                for c in range(3):
+                    disp_lin[b, c] += delta * row_B[r, side, c]
+                    disp_ang[b, c] += delta * row_B[r, side, 3 + c]
+    return worst
+
+
+@kernel
+def solve_dynamics(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                   row_lambda, v_lin, v_ang, iterations, cfm, body_height, merit_history):
+    """dynamics(h) on the whole system (000 eq. 45c-d): warm start V += B lambda0, then
+    ``iterations`` sweeps. ``merit_history`` (k >= iterations) receives theta after each sweep
+    (000 Fig. 5); pass a zero-length array to skip. Returns the final merit theta."""
+    warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang)
+    record = merit_history.shape[0] >= iterations
+    no_order = np.empty(0, dtype=np.int64)
+    for it in range(iterations):
+        sweep_rows(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
+                   row_hi, row_link, row_mu, row_lambda, v_lin, v_ang, cfm)
+        if record:
+            merit_history[it] = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi,
+                                          row_link, row_mu, row_lambda, v_lin, v_ang)
+    theta = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                      row_lambda, v_lin, v_ang)
+    return theta if math.isfinite(theta) else math.inf
+
+
+@kernel
+def accumulate_displacement(body_fixed, count, v_lin, v_ang, h, disp_lin, disp_ang):
+    """disp += h u for every dynamic body (000 eq. 45e / 26, kept as a displacement)."""
+    for i in range(count):
+        if body_fixed[i]:
+            continue
+        for c in range(3):
+            disp_lin[i, c] += h * v_lin[i, c]
+            disp_ang[i, c] += h * v_ang[i, c]
+
+
+@kernel
+def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start, layer_bodies, body_height,
+                      row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_kind,
+                      row_owner, contact_depth, slop, lam, lam_c, v_lin, v_ang, disp_lin, disp_ang, h, iterations,
+                      correction_iterations, cfm):
+    """Fig. 12 with A = (dynamics(h), correction()) for every layer, bottom-up (Fig. 14).
+
+    In layer i the bodies of height i are fixated; the layer's rows get ``iterations`` PGS sweeps
+    from lambda = 0 (``lam``), its dynamic bodies (height i + 1) move by h u, then
+    ``correction_iterations`` projection sweeps push them out of the fixated ones and each other.
+    ``lam`` holds each row's warm-start impulse on entry (``load_layer_impulses``) and the layer
+    solution on exit. Returns the largest penetration the layer corrections saw before their last
+    sweep [m]."""
+    worst = 0.0
+    for layer in range(layer_count):
+        s0 = layer_row_start[layer]
+        s1 = layer_row_start[layer + 1]
+        for k in range(s0, s1):
+            r = layer_rows[k]
+            lam_c[r] = 0.0
+            lam0 = lam[r]
+            if lam0 == 0.0:
+                continue
+            # warm start of this layer (001 §8): V += B lambda0 on the movable sides only
+            for side in range(2):
+                b = row_body[r, side]
+                if not _movable(b, layer, body_height):
+                    continue
+                for c in range(3):
+                    v_lin[b, c] += lam0 * row_B[r, side, c]
+                    v_ang[b, c] += lam0 * row_B[r, side, 3 + c]
+        for _ in range(iterations):
+            sweep_rows(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_B, layer_inv_diag, row_bias,
+                       row_lo, row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm)
+        for k in range(layer_body_start[layer], layer_body_start[layer + 1]):
+            i = layer_bodies[k]
+            for c in range(3):
+                disp_lin[i, c] += h * v_lin[i, c]
+                disp_ang[i, c] += h * v_ang[i, c]
+        for it in range(correction_iterations):
+            w = correction_sweep(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_B, layer_inv_diag,
+                                 row_kind, row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang)
+            if it == correction_iterations - 1 and w > worst:
+                worst = w
+    return worst
+
+
+@kernel
+def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row_kind, row_owner, contact_depth,
+               slop, lam_c, disp_lin, disp_ang, iterations):
+    """correction() on the whole system (000 eq. 46), from lambda_c = 0 and the current ``disp``.
+    Returns the largest penetration seen by the last sweep [m] (before its own update)."""
+    no_order = np.empty(0, dtype=np.int64)
+    for r in range(row_count):
+        lam_c[r] = 0.0
+    worst = 0.0
+    for _ in range(iterations):
+        worst = correction_sweep(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag,
+                                 row_kind, row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang)
+    return worst
+
+
+@kernel
+def apply_displacement(body_position, body_orientation, body_fixed, count, disp_lin, disp_ang):
+    """x += dx;  q <- exp(dtheta / 2) q  (exact rotation by the rotation vector, then renormalised)."""
+    for i in range(count):
+        if body_fixed[i]:
+            continue
+        for c in range(3):
+            body_position[i, c] += disp_lin[i, c]
+        tx = disp_ang[i, 0]
+        ty = disp_ang[i, 1]
+        tz = disp_ang[i, 2]
+        angle = math.sqrt(tx * tx + ty * ty + tz * tz)
+        if angle < 1e-300:
+            continue
+        s = math.sin(0.5 * angle) / angle
+        dw = math.cos(0.5 * angle)
+        dx = s * tx
+        dy = s * ty
+        dz = s * tz
+        qw = body_orientation[i, 0]
+        qx = body_orientation[i, 1]
+        qy = body_orientation[i, 2]
+        qz = body_orientation[i, 3]
+        nw = dw * qw - dx * qx - dy * qy - dz * qz
+        nx = dw * qx + dx * qw + dy * qz - dz * qy
+        ny = dw * qy - dx * qz + dy * qw + dz * qx
+        nz = dw * qz + dx * qy - dy * qx + dz * qw
+        inv = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+        body_orientation[i, 0] = nw * inv
+        body_orientation[i, 1] = nx * inv
+        body_orientation[i, 2] = ny * inv
+        body_orientation[i, 3] = nz * inv
+
+
+@kernel_parallel
+def prepare_normal_rows(contact_count, contact_body_a, contact_body_b, contact_point, contact_normal, body_position,
+                        body_inv_mass, body_inv_inertia_world, body_fixed, row_body, row_J, row_B, row_inv_diag,
+                        row_kind, row_owner):
+    """Row c = the normal row of contact c (000 eq. 2), for the final correction(): friction rows
+    are dropped there, so only these are built. Returns the row count."""
+    for c in prange(contact_count):
+        ra = np.empty(3)
+        rb = np.empty(3)
+        n = np.empty(3)
+        a = contact_body_a[c]
+        b = contact_body_b[c]
+        for k in range(3):
+            n[k] = contact_normal[c, k]
+            ra[k] = contact_point[c, k] - body_position[a, k]
+            rb[k] = contact_point[c, k] - body_position[b, k]
+        fill_row(c, -1 if body_fixed[a] else a, -1 if body_fixed[b] else b, n, ra, rb, body_inv_mass,
+                 body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
+        row_kind[c] = T.ROW_CONTACT_NORMAL
+        row_owner[c] = c
+    return contact_count
+
+
+@kernel
+def load_layer_impulses(contact_count, row_J, contact_aux_impulse, scale, lam):
+    """lam of the three rows of contact c from the cached layer impulse (normal, friction world
+    vector) times ``scale``, the friction vector projected on this step's tangents."""
+    for c in range(contact_count):
+        r0 = 3 * c
+        lam[r0] = scale * contact_aux_impulse[c, 0]
+        for j in range(1, 3):
+            s = 0.0
+            for k in range(3):
+                s += contact_aux_impulse[c, 1 + k] * row_J[r0 + j, 1, k]
+            lam[r0 + j] = scale * s
+
+
+@kernel
+def store_layer_impulses(contact_count, row_J, lam, scale, contact_aux_impulse):
+    """The inverse of ``load_layer_impulses``: cache the layer impulses times ``scale``."""
+    for c in range(contact_count):
+        r0 = 3 * c
+        contact_aux_impulse[c, 0] = scale * lam[r0]
+        for k in range(3):
+            f = lam[r0 + 1] * row_J[r0 + 1, 1, k] + lam[r0 + 2] * row_J[r0 + 2, 1, k]
+            contact_aux_impulse[c, 1 + k] = scale * f
