@@ -21,8 +21,8 @@ CUBE = np.array(list(itertools.product((-0.2, 0.2), repeat=3)))
                   (tb.Capsule(0.05, 0.4), (0, 0, 0), tuple(quat_from_axis_angle((0, 1, 0), math.pi / 2)))]),
      0.15, (1, 0, 0, 0)),
 ])
-def test_shape_rests_on_ground(shape, expected_z, orientation):
-    w = tb.World(gravity=(0, 0, -9.81))
+def test_shape_rests_on_ground(shape, expected_z, orientation, solver):
+    w = tb.World(gravity=(0, 0, -9.81), solver=solver)
     w.add_body(tb.Plane(), fixed=True)
     b = w.add_body(shape, position=(0, 0, expected_z + 0.05), orientation=orientation, density=500.0)
     w.run(3.0, 1 / 120)
@@ -38,8 +38,8 @@ LYING = tuple(quat_from_axis_angle((1, 0, 0), math.pi / 2))
     (tb.Sphere(0.2), 0.2, (1, 0, 0, 0)), (tb.Capsule(0.1, 0.2), 0.1, LYING), (tb.ConvexHull(CUBE), 0.2, (1, 0, 0, 0)),
     (tb.Box(half_extents=(0.2, 0.2, 0.2)), 0.2, (1, 0, 0, 0)),
 ])
-def test_shape_rests_on_a_box(shape, half_h, orientation):
-    w = tb.World(gravity=(0, 0, -9.81))
+def test_shape_rests_on_a_box(shape, half_h, orientation, solver):
+    w = tb.World(gravity=(0, 0, -9.81), solver=solver)
     w.add_body(tb.Plane(), fixed=True)
     base = w.add_body(tb.Box(half_extents=(0.5, 0.5, 0.25)), position=(0, 0, 0.25), density=500.0)
     b = w.add_body(shape, position=(0, 0, 0.5 + half_h + 0.05), orientation=orientation, density=500.0)
@@ -51,8 +51,8 @@ def test_shape_rests_on_a_box(shape, half_h, orientation):
     assert w.position(base)[2] == pytest.approx(0.25, abs=0.006)
 
 
-def test_hull_on_hull_stack_of_three():
-    w = tb.World(gravity=(0, 0, -9.81))
+def test_hull_on_hull_stack_of_three(solver):
+    w = tb.World(gravity=(0, 0, -9.81), solver=solver)
     w.add_body(tb.Plane(), fixed=True)
     ids = [w.add_body(tb.ConvexHull(CUBE), position=(0, 0, 0.2 + 0.41 * i), density=500.0) for i in range(3)]
     w.run(4.0, 1 / 120)

@@ -266,10 +266,12 @@ def step(w, dt: float) -> None:
                               f"velocity={b.body_linear_velocity[bad].tolist()}")
     b.body_force[: b.count] = 0.0
     b.body_torque[: b.count] = 0.0
+    # contacts: points the dynamics solved; max_penetration: the deepest point of the last detection
+    # (for shock that is detect(t + dt), before the final correction: the conservative figure)
     c = w.contact_store
     depth = c.contact_depth[: c.count]
     w.counters["contacts"] = int(ncontacts)
-    w.counters["max_penetration"] = float(depth.max()) if ncontacts and depth.max() > 0 else 0.0
+    w.counters["max_penetration"] = float(max(depth.max(), 0.0)) if c.count else 0.0
     w.counters["bodies"] = int(b.count)
     prof["total"] = 1000.0 * (time.perf_counter() - t_start)
     w.profile = prof

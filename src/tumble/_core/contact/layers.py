@@ -114,8 +114,9 @@ def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, bod
     """Sort rows and bodies into layers (counting sorts, stable: a contact's rows stay together,
     normal first) and compute each row's diagonal with its fixated side removed.
 
-    Outputs: ``row_layer`` (rows,), ``layer_row_start`` (layers + 1,), ``layer_rows`` (rows,) row
-    indices layer by layer; ``layer_inv_diag`` (rows,) 1 / (J B)_ii over the dynamic sides only;
+    Outputs: ``row_layer`` (rows,) (-1 for a row between two fixed bodies), ``layer_row_start``
+    (layers + 1,), ``layer_rows`` (rows,) row indices layer by layer (``layer_row_start[-1]`` of them);
+    ``layer_inv_diag`` (rows,) 1 / (J B)_ii over the dynamic sides only;
     ``layer_body_start`` (layers + 1,), ``layer_bodies`` the dynamic bodies of layer i (height i + 1).
     """
     for i in range(layer_count + 1):
@@ -132,6 +133,9 @@ def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, bod
             hb = body_height[b]
         layer = max(ha, hb) - 1
         row_layer[r] = layer
+        if layer < 0:            # a row with no dynamic side moves nothing and joins no layer
+            layer_inv_diag[r] = 0.0
+            continue
         layer_row_start[layer + 1] += 1
         diag = 0.0
         for side in range(2):
@@ -146,6 +150,8 @@ def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, bod
     fill = layer_row_start[:-1].copy()
     for r in range(row_count):
         layer = row_layer[r]
+        if layer < 0:
+            continue
         layer_rows[fill[layer]] = r
         fill[layer] += 1
     for i in range(body_count):

@@ -1,0 +1,144 @@
+"""Stack heights, layers and the shock-propagation kernel against the dense oracles in tests/naive."""
+
+import numpy as np
+import pytest
+
+from tests.naive.shock import naive_heights, naive_shock_propagation
+from tests.unit.test_solver_kernels import _random_problem
+from tumble._core import types as T
+from tumble._core.contact.layers import build_layers, stack_heights
+from tumble._core.solvers.shock import correction, shock_propagation
+
+
+def _layered(P, n_bodies, fixed):
+    s = P["row_body"].shape[0]
+    fixed_mask = np.zeros(n_bodies, dtype=np.bool_)
+    fixed_mask[list(fixed)] = True
+    height = np.zeros(n_bodies, dtype=np.int64)
+    layers = stack_heights(s, P["row_body"], n_bodies, fixed_mask, height)
+    out = dict(height=height, layers=layers, fixed=fixed_mask, row_layer=np.empty(s, dtype=np.int64),
+               layer_row_start=np.empty(layers + 1, dtype=np.int64), layer_rows=np.empty(s, dtype=np.int64),
+               layer_inv_diag=np.empty(s), layer_body_start=np.empty(layers + 1, dtype=np.int64),
+               layer_bodies=np.empty(n_bodies, dtype=np.int64))
+    build_layers(s, P["row_body"], P["row_J"], P["row_B"], height, n_bodies, fixed_mask, layers, out["row_layer"],
+                 out["layer_row_start"], out["layer_rows"], out["layer_inv_diag"], out["layer_body_start"],
+                 out["layer_bodies"])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_stack_heights_equal_breadth_first_search(seed):
+    rng = np.random.default_rng(seed)
+    n = 10
+    fixed = tuple(rng.choice(n, size=rng.integers(0, 3), replace=False).tolist())
+    P = _random_problem(rng, n_bodies=n, n_contacts=9, fixed=fixed)
+    L = _layered(P, n, fixed)
+    ref, layers = naive_heights(P["row_body"], n, set(fixed))
+    np.testing.assert_array_equal(L["height"], ref)
+    assert L["layers"] == layers
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_layers_partition_rows_and_bodies(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = 10
+    P = _random_problem(rng, n_bodies=n, n_contacts=12, fixed=(0, 1))
+    L = _layered(P, n, (0, 1))
+    h = L["height"]
+    s = P["row_body"].shape[0]
+    # every row with a dynamic side is in exactly one layer, in its original relative order, and joins
+    # heights i and i + 1; rows between two fixed bodies are in none
+    movable = [r for r in range(s) if P["row_body"][r].max() >= 0]
+    assert len(movable) < s or seed != 1          # seed 1 draws a fixed-fixed pair: the case is covered
+    assert sorted(L["layer_rows"][: L["layer_row_start"][-1]].tolist()) == movable
+    for layer in range(L["layers"]):
+        rows = L["layer_rows"][L["layer_row_start"][layer]: L["layer_row_start"][layer + 1]]
+        assert list(rows) == sorted(rows)
+        for r in rows:
+            hs = [0 if b < 0 else h[b] for b in P["row_body"][r]]
+            assert max(hs) == layer + 1 and min(hs) >= layer
+            # the layer diagonal counts only the sides that are not fixated
+            d = sum(P["row_J"][r, k] @ P["row_B"][r, k] for k in range(2)
+                    if P["row_body"][r, k] >= 0 and h[P["row_body"][r, k]] == layer + 1)
+            assert L["layer_inv_diag"][r] == pytest.approx(1.0 / d, rel=1e-12)
+        bodies = L["layer_bodies"][L["layer_body_start"][layer]: L["layer_body_start"][layer + 1]]
+        assert all(h[b] == layer + 1 for b in bodies)
+    assert sorted(L["layer_bodies"][: L["layer_body_start"][-1]].tolist()) == list(range(2, n))
+
+
+def test_free_floating_bodies_get_the_largest_height():
+    # 0 fixed; 1 on 0; 2 on 1; bodies 3-4 touch only each other; body 5 touches nothing
+    row_body = np.array([[-1, 1], [1, 2], [3, 4]], dtype=np.int64)
+    fixed = np.array([True, False, False, False, False, False])
+    h = np.zeros(6, dtype=np.int64)
+    assert stack_heights(3, row_body, 6, fixed, h) == 2
+    assert h.tolist() == [0, 1, 2, 2, 2, 2]
+    # nothing touches a fixed body: everything is one layer
+    h[:] = 0
+    assert stack_heights(1, np.array([[3, 4]], dtype=np.int64), 6, fixed, h) == 1
+    assert h.tolist() == [0, 1, 1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("iterations, corr", [(1, 1), (10, 5)])
+def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr):
+    rng = np.random.default_rng(200 + seed)
+    n = 9
+    fixed = (0,)
+    P = _random_problem(rng, n_bodies=n, n_contacts=14, fixed=fixed)
+    L = _layered(P, n, fixed)
+    s = P["row_body"].shape[0]
+    kind = np.array([T.ROW_CONTACT_NORMAL if r % 3 == 0 else T.ROW_CONTACT_FRICTION for r in range(s)])
+    owner = np.arange(s) // 3
+    depth = rng.uniform(-0.01, 0.05, s // 3)
+    lam0 = np.where(kind == T.ROW_CONTACT_NORMAL, rng.uniform(0, 0.2, s), 0.0)
+    disp0 = rng.normal(scale=0.01, size=(n, 6))
+    disp0[list(fixed)] = 0.0
+    h = 0.01
+    lam_ref, u_ref, disp_ref = naive_shock_propagation(
+        P["row_body"], P["row_J"], P["Minv"], P["zeta"], P["lo"], P["hi"], P["link"], P["mu"],
+        kind == T.ROW_CONTACT_NORMAL, depth[owner], 1e-4, P["u"].reshape(-1), lam0, disp0.reshape(-1), h,
+        iterations, corr, L["height"], L["layers"])
+    v_lin = np.ascontiguousarray(P["u"][:, :3])
+    v_ang = np.ascontiguousarray(P["u"][:, 3:])
+    d_lin = np.ascontiguousarray(disp0[:, :3])
+    d_ang = np.ascontiguousarray(disp0[:, 3:])
+    lam = lam0.copy()
+    lam_c = np.zeros(s)
+    shock_propagation(L["layers"], L["layer_row_start"], L["layer_rows"], L["layer_body_start"], L["layer_bodies"],
+                      L["height"], P["row_body"], P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"],
+                      P["hi"], P["link"], P["mu"], kind, owner, depth, 1e-4, lam, lam_c, v_lin, v_ang, d_lin, d_ang,
+                      h, iterations, corr, 0.0)
+    np.testing.assert_allclose(lam, lam_ref, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(np.hstack([v_lin, v_ang]).reshape(-1), u_ref, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(np.hstack([d_lin, d_ang]).reshape(-1), disp_ref, rtol=1e-9, atol=1e-12)
+
+
+def test_some_random_problems_have_several_layers():
+    # guards the oracle comparison above against testing only one-layer systems
+    counts = []
+    for seed in range(8):
+        rng = np.random.default_rng(200 + seed)
+        P = _random_problem(rng, n_bodies=9, n_contacts=14, fixed=(0,))
+        counts.append(_layered(P, 9, (0,))["layers"])
+    assert max(counts) >= 3
+
+
+def test_correction_removes_penetration_of_a_single_contact_exactly():
+    # one normal row between a fixed body and a unit-mass body, pure translation along z:
+    # J disp >= depth - slop is met with equality after one sweep, lambda_c = m (depth - slop)
+    row_body = np.array([[-1, 0]], dtype=np.int64)
+    row_J = np.zeros((1, 2, 6))
+    row_J[0, 0, 2] = -1.0
+    row_J[0, 1, 2] = 1.0
+    row_B = np.zeros((1, 2, 6))
+    row_B[0, 1, 2] = 1.0 / 2.0                  # mass 2 kg
+    inv_diag = np.array([2.0])
+    kind = np.array([T.ROW_CONTACT_NORMAL])
+    d_lin = np.zeros((1, 3))
+    d_ang = np.zeros((1, 3))
+    lam_c = np.zeros(1)
+    correction(1, np.zeros(1, dtype=np.int64), row_body, row_J, row_B, inv_diag, kind, np.zeros(1, dtype=np.int64),
+               np.array([0.03]), 1e-4, lam_c, d_lin, d_ang, 3)
+    assert d_lin[0, 2] == pytest.approx(0.03 - 1e-4, rel=1e-12)
+    assert lam_c[0] == pytest.approx(2.0 * (0.03 - 1e-4), rel=1e-12)
