@@ -17,6 +17,15 @@ MuJoCo defaults, time constant clamped to 2 dt); there is no Baumgarte fraction 
 ``baumgarte`` or ``slop`` onto. MuJoCo combines a pair's friction as the maximum of the two
 geoms' (tumble: geometric mean) -- equal for scenes with one friction value -- and has no
 restitution coefficient (restitution is ignored; every library scene uses 0).
+
+Timed spawns (``BodySpec.spawn_time > 0``): MuJoCo cannot add bodies to a compiled model, so a
+spawned dynamic body is built *parked*: at (0, 0, -1000 - 10 k) m (k = its rank among the spawned
+bodies), with gravity compensation (``gravcomp="1"``) and its geom's ``contype``/``conaffinity``
+0 (it collides with nothing); its pose and velocity are also reset to the parked state before
+every step. At the start of the first step whose start time is >= its spawn time (the rule of
+``World.spawn``) it gets the spec's pose and velocity, gravity and collisions. A spawned fixed body
+is a static geom at its spec pose that collides with nothing until then. ``state()`` returns all
+spec bodies in spec order (parked ones where they are parked).
 """
 
 from __future__ import annotations
@@ -36,12 +45,22 @@ def _f(v) -> str:
     return " ".join(repr(float(x)) for x in v)
 
 
+def parked_positions(spec) -> dict[int, tuple]:
+    """{spec index: parked position [m]} of the spawned dynamic bodies (see the module docstring)."""
+    out = {}
+    for i, b in enumerate(spec.bodies):
+        if float(b.spawn_time) > 0.0 and not b.fixed:
+            out[i] = (0.0, 0.0, -1000.0 - 10.0 * len(out))
+    return out
+
+
 def scene_mjcf(spec, solver: str = "PGS") -> str:
     """The MJCF text of ``spec`` (see the module docstring)."""
     from tumble.scenes.metrics import spec_mass_properties
     from tumble.shapes import Box, Capsule, Plane, Sphere
 
     masses, inertias = spec_mass_properties(spec)
+    park = parked_positions(spec)
     st = spec.settings
     lines = [f'<mujoco model="{spec.name or "scene"}">', '  <compiler angle="radian"/>',
              f'  <option timestep="{spec.dt!r}" iterations="{int(st.get("iterations", 10))}" '
@@ -50,13 +69,17 @@ def scene_mjcf(spec, solver: str = "PGS") -> str:
         lines.append('    <flag warmstart="disable"/>')
     lines.append("  </option>")
     n_dyn = sum(1 for b in spec.bodies if not b.fixed)
-    mem_mb = max(16, 1 + n_dyn // 8)           # arena for contacts / constraint rows
+    # arena for contacts / constraint rows: a brick of a standing ring tower uses ~130 KB (tower320:
+    # 41.6 MB, 40 courses: 106 MB measured), so 256 KB per dynamic body; untouched arena pages cost nothing
+    mem_mb = max(16, 1 + n_dyn // 4)
     lines.append(f'  <size memory="{mem_mb}M"/>')
     lines.append('  <default><geom condim="3"/></default>')
     lines.append("  <worldbody>")
     for i, b in enumerate(spec.bodies):
         s = b.shape
         fr = f'friction="{float(b.material.friction)!r} 0 0"'
+        if float(b.spawn_time) > 0.0:
+            fr += ' contype="0" conaffinity="0"'        # parked: collides with nothing until spawned
         if isinstance(s, Box):
             g = f'type="box" size="{_f(s.half_extents)}"'
         elif isinstance(s, Sphere):
@@ -72,7 +95,10 @@ def scene_mjcf(spec, solver: str = "PGS") -> str:
             lines.append(f'    <geom name="g{i}" {g} pos="{_f(b.position)}" quat="{_f(q)}" {fr}/>')
         else:
             I = np.diag(inertias[i])
-            lines.append(f'    <body name="b{i}" pos="{_f(b.position)}" quat="{_f(b.orientation)}">')
+            if i in park:
+                lines.append(f'    <body name="b{i}" pos="{_f(park[i])}" gravcomp="1">')
+            else:
+                lines.append(f'    <body name="b{i}" pos="{_f(b.position)}" quat="{_f(b.orientation)}">')
             lines.append("      <freejoint/>")
             lines.append(f'      <inertial pos="0 0 0" mass="{float(masses[i])!r}" diaginertia="{_f(I)}"/>')
             lines.append(f'      <geom name="g{i}" {g} {fr}/>')
@@ -95,6 +121,7 @@ class MuJoCoPeer(Peer):
 
     def build(self, spec) -> MuJoCoPeer:
         check_supported(spec, "mujoco")
+        spec.validate()
         mj = self.mj
         self.spec = spec
         self.xml = scene_mjcf(spec, self.solver)
@@ -103,8 +130,13 @@ class MuJoCoPeer(Peer):
         self.dynamic = np.array([i for i, b in enumerate(spec.bodies) if not b.fixed], dtype=np.int64)
         self.fixed = np.array([i for i, b in enumerate(spec.bodies) if b.fixed], dtype=np.int64)
         # the k-th dynamic spec body is MuJoCo body k+1 with qpos[7k:7k+7], qvel[6k:6k+6]
+        self._slot = {int(i): k for k, i in enumerate(self.dynamic)}
+        self._park = parked_positions(spec)
+        self._pending = [i for i, b in enumerate(spec.bodies) if float(b.spawn_time) > 0.0]
         for k, i in enumerate(self.dynamic):
             b = spec.bodies[i]
+            if int(i) in self._park:
+                continue
             if any(b.linear_velocity) or any(b.angular_velocity):
                 R = self._rot(np.asarray(b.orientation, dtype=float)[None])[0]
                 self.data.qvel[6 * k:6 * k + 3] = b.linear_velocity
@@ -132,7 +164,38 @@ class MuJoCoPeer(Peer):
 
         return quat_to_matrices(q)
 
+    def _geom(self, i: int) -> int:
+        return self.mj.mj_name2id(self.model, self.mj.mjtObj.mjOBJ_GEOM, f"g{i}")
+
+    def _spawn_due(self) -> None:
+        """Park the bodies not spawned yet; release those due at the start of this step."""
+        t = float(self.data.time)
+        while self._pending and t >= float(self.spec.bodies[self._pending[0]].spawn_time) - 1e-9:
+            i = self._pending.pop(0)
+            b = self.spec.bodies[i]
+            g = self._geom(i)
+            self.model.geom_contype[g] = 1
+            self.model.geom_conaffinity[g] = 1
+            if i in self._slot:
+                k = self._slot[i]
+                self.model.body_gravcomp[self.model.geom_bodyid[g]] = 0.0
+                q = np.asarray(b.orientation, dtype=float)
+                q = q / np.linalg.norm(q)
+                self.data.qpos[7 * k:7 * k + 3] = b.position
+                self.data.qpos[7 * k + 3:7 * k + 7] = q
+                R = self._rot(q[None])[0]
+                self.data.qvel[6 * k:6 * k + 3] = b.linear_velocity
+                self.data.qvel[6 * k + 3:6 * k + 6] = R.T @ np.asarray(b.angular_velocity, dtype=float)
+        for i in self._pending:
+            if i in self._slot:
+                k = self._slot[i]
+                self.data.qpos[7 * k:7 * k + 3] = self._park[i]
+                self.data.qpos[7 * k + 3:7 * k + 7] = (1.0, 0.0, 0.0, 0.0)
+                self.data.qvel[6 * k:6 * k + 6] = 0.0
+
     def step(self) -> None:
+        if self._pending:
+            self._spawn_due()
         self.mj.mj_step(self.model, self.data)
         self.time = float(self.data.time)
 

@@ -17,6 +17,10 @@ Bullet combines a pair's friction as the product ``mu_a * mu_b`` and restitution
 tumble uses ``sqrt(mu_a mu_b)`` and ``max(e_a, e_b)``. Each body therefore gets lateral friction
 ``sqrt(mu)`` (the product is then exactly tumble's geometric mean); restitution is passed as is,
 which matches only when it is 0 for one side of every pair or equal to 1 (noted in ``notes``).
+
+Timed spawns (``BodySpec.spawn_time > 0``): the body is created at the start of the first step
+whose start time is >= its spawn time (the rule of ``World.spawn``); until then ``state()``
+reports its spec pose and velocity.
 """
 
 from __future__ import annotations
@@ -45,9 +49,9 @@ class PyBulletPeer(Peer):
 
     def build(self, spec) -> PyBulletPeer:
         from tumble.scenes.metrics import spec_mass_properties
-        from tumble.shapes import Box, Capsule, Sphere
 
         check_supported(spec, "pybullet")
+        spec.validate()
         p = self.p
         self.spec = spec
         self.client = c = p.connect(p.DIRECT)
@@ -69,60 +73,76 @@ class PyBulletPeer(Peer):
         p.setPhysicsEngineParameter(physicsClientId=c, **self.settings)
         p.setTimeStep(spec.dt, physicsClientId=c)
         p.setGravity(*spec.gravity, physicsClientId=c)
-        masses, inertias = spec_mass_properties(spec)
-        shape_cache: dict = {}
-        self.ids = []
-        rest = set()
-        for i, b in enumerate(spec.bodies):
-            s = b.shape
-            if isinstance(s, Box):
-                key = ("box", s.half_extents)
-                make = lambda s=s: p.createCollisionShape(p.GEOM_BOX, halfExtents=list(s.half_extents),
-                                                          physicsClientId=c)
-            elif isinstance(s, Sphere):
-                key = ("sphere", s.radius)
-                make = lambda s=s: p.createCollisionShape(p.GEOM_SPHERE, radius=s.radius, physicsClientId=c)
-            elif isinstance(s, Capsule):
-                key = ("capsule", s.radius, s.half_length)
-                make = lambda s=s: p.createCollisionShape(p.GEOM_CAPSULE, radius=s.radius,
-                                                          height=2.0 * s.half_length, physicsClientId=c)
-            else:  # Plane (fixed, checked above)
-                key = ("plane", s.normal)
-                make = lambda s=s: p.createCollisionShape(p.GEOM_PLANE, planeNormal=list(s.normal),
-                                                          physicsClientId=c)
-            if key not in shape_cache:
-                shape_cache[key] = make()
-            w, x, y, z = b.orientation
-            bid = p.createMultiBody(baseMass=0.0 if b.fixed else float(masses[i]),
-                                    baseCollisionShapeIndex=shape_cache[key],
-                                    basePosition=list(b.position), baseOrientation=[x, y, z, w],
-                                    useMaximalCoordinates=True,
-                                    physicsClientId=c)
-            mu = float(b.material.friction)
+        self._masses, self._inertias = spec_mass_properties(spec)
+        self._shape_cache: dict = {}
+        self._rest: set = set()
+        n = len(spec.bodies)
+        self.ids = [None] * n
+        self._pending = [i for i, b in enumerate(spec.bodies) if float(b.spawn_time) > 0.0]
+        for i in range(n):
+            if i not in self._pending:
+                self._create(i)
+        self.notes = []
+        for b in spec.bodies:
             e = float(b.material.restitution)
             if e not in (0.0, 1.0):
-                rest.add(e)
-            kw = dict(lateralFriction=math.sqrt(mu), restitution=e, rollingFriction=0.0, spinningFriction=0.0,
-                      linearDamping=0.0, angularDamping=0.0)
-            if not b.fixed:
-                kw["mass"] = float(masses[i])             # maximal coordinates: set with the inertia
-                kw["localInertiaDiagonal"] = [float(v) for v in np.diag(inertias[i])]
-                kw["activationState"] = p.ACTIVATION_STATE_DISABLE_SLEEPING
-            p.changeDynamics(bid, -1, physicsClientId=c, **kw)
-            if not b.fixed and (any(b.linear_velocity) or any(b.angular_velocity)):
-                p.resetBaseVelocity(bid, list(b.linear_velocity), list(b.angular_velocity), physicsClientId=c)
-            self.ids.append(bid)
-        self.notes = []
-        if rest:
-            self.notes.append(f"restitution {sorted(rest)} combined as a product (tumble: max)")
+                self._rest.add(e)
+        if self._rest:
+            self.notes.append(f"restitution {sorted(self._rest)} combined as a product (tumble: max)")
         self.time = 0.0
         return self
 
+    def _create(self, i: int) -> None:
+        """Create spec body ``i`` in its spec pose and velocity."""
+        from tumble.shapes import Box, Capsule, Sphere
+
+        p, c, b = self.p, self.client, self.spec.bodies[i]
+        s = b.shape
+        if isinstance(s, Box):
+            key = ("box", s.half_extents)
+            make = lambda s=s: p.createCollisionShape(p.GEOM_BOX, halfExtents=list(s.half_extents),
+                                                      physicsClientId=c)
+        elif isinstance(s, Sphere):
+            key = ("sphere", s.radius)
+            make = lambda s=s: p.createCollisionShape(p.GEOM_SPHERE, radius=s.radius, physicsClientId=c)
+        elif isinstance(s, Capsule):
+            key = ("capsule", s.radius, s.half_length)
+            make = lambda s=s: p.createCollisionShape(p.GEOM_CAPSULE, radius=s.radius,
+                                                      height=2.0 * s.half_length, physicsClientId=c)
+        else:  # Plane (fixed, checked above)
+            key = ("plane", s.normal)
+            make = lambda s=s: p.createCollisionShape(p.GEOM_PLANE, planeNormal=list(s.normal),
+                                                      physicsClientId=c)
+        if key not in self._shape_cache:
+            self._shape_cache[key] = make()
+        w, x, y, z = b.orientation
+        bid = p.createMultiBody(baseMass=0.0 if b.fixed else float(self._masses[i]),
+                                baseCollisionShapeIndex=self._shape_cache[key],
+                                basePosition=list(b.position), baseOrientation=[x, y, z, w],
+                                useMaximalCoordinates=True,
+                                physicsClientId=c)
+        mu = float(b.material.friction)
+        e = float(b.material.restitution)
+        kw = dict(lateralFriction=math.sqrt(mu), restitution=e, rollingFriction=0.0, spinningFriction=0.0,
+                  linearDamping=0.0, angularDamping=0.0)
+        if not b.fixed:
+            kw["mass"] = float(self._masses[i])             # maximal coordinates: set with the inertia
+            kw["localInertiaDiagonal"] = [float(v) for v in np.diag(self._inertias[i])]
+            kw["activationState"] = p.ACTIVATION_STATE_DISABLE_SLEEPING
+        p.changeDynamics(bid, -1, physicsClientId=c, **kw)
+        if not b.fixed and (any(b.linear_velocity) or any(b.angular_velocity)):
+            p.resetBaseVelocity(bid, list(b.linear_velocity), list(b.angular_velocity), physicsClientId=c)
+        self.ids[i] = bid
+
     def step(self) -> None:
+        # timed spawns: create the bodies due at the start of this step (World.spawn's rule)
+        while self._pending and self.time >= float(self.spec.bodies[self._pending[0]].spawn_time) - 1e-9:
+            self._create(self._pending.pop(0))
         self.p.stepSimulation(physicsClientId=self.client)
         self.time += self.spec.dt
 
     def state(self):
+        """All spec bodies in spec order; a body not spawned yet reports its spec pose and velocity."""
         p, c = self.p, self.client
         n = len(self.ids)
         pos = np.empty((n, 3))
@@ -130,6 +150,10 @@ class PyBulletPeer(Peer):
         lin = np.empty((n, 3))
         ang = np.empty((n, 3))
         for k, bid in enumerate(self.ids):
+            if bid is None:
+                b = self.spec.bodies[k]
+                pos[k], quat[k], lin[k], ang[k] = b.position, b.orientation, b.linear_velocity, b.angular_velocity
+                continue
             x, q = p.getBasePositionAndOrientation(bid, physicsClientId=c)
             v, w = p.getBaseVelocity(bid, physicsClientId=c)
             pos[k] = x

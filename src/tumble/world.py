@@ -6,6 +6,7 @@ stores of ``tumble._core.storage``; the step itself (``tumble._core.pipeline``) 
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import sys
@@ -95,6 +96,7 @@ class World:
         self._names: list[str] = []
         self._shapes: list[Shape] = []
         self._materials: list[Material] = []
+        self._spawns: list[tuple[float, Shape, dict]] = []  # (time, shape, add_body keywords), queue order
 
     # ------------------------------------------------------------------ bodies
     def add_body(self, shape: Shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), *,
@@ -175,6 +177,53 @@ class World:
         self._materials.append(material)
         return i
 
+    def spawn(self, time: float, shape: Shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0),
+              **kw) -> None:
+        """Queue ``add_body(shape, position, orientation, **kw)`` to run at the start of the first
+        ``step()`` whose start time ``w.time >= time - 1e-9`` [s]; several due spawns run in queue order.
+
+        The arguments are checked now (``BodyError`` naming the spawn), so a bad body fails here and
+        not in the middle of a run. The body's id is the body count at the moment it is added.
+        ``pending_spawns`` lists the queue.
+        """
+        name = kw.get("name", "")
+        owner = f"spawn {len(self._spawns)}" + (f" ({name!r})" if name else "")
+        t = float(time) if isinstance(time, numbers.Real) and not isinstance(time, bool) else math.nan
+        if not math.isfinite(t) or t < 0.0:
+            raise BodyError(f"{owner}: field time={time!r} must be a finite number >= 0 [s]")
+        try:
+            args = inspect.signature(self.add_body).bind(shape, position, orientation, **kw).arguments
+        except TypeError as e:
+            raise BodyError(f"{owner}: {e}") from None
+        if not isinstance(shape, Shape):
+            raise BodyError(f"{owner}: field shape={shape!r} is not a tumble shape")
+        if not isinstance(args.get("material", DEFAULT), Material):
+            raise BodyError(f"{owner}: field material={args['material']!r} is not a tumble.Material")
+        for field, n in (("position", 3), ("orientation", 4), ("linear_velocity", 3), ("angular_velocity", 3)):
+            if field in args:
+                args[field] = v = _vec(owner, field, args[field], n)     # a copy: later edits do not leak in
+                if field == "orientation" and np.linalg.norm(v) < 1e-12:
+                    raise BodyError(f"{owner}: field orientation={v.tolist()} is a zero quaternion")
+        fixed = bool(args.get("fixed", False))
+        if isinstance(shape, Plane) and not fixed:
+            raise BodyError(f"{owner}: field fixed=False, but a Plane can only belong to a fixed body")
+        if not fixed:
+            mass, density = args.get("mass"), args.get("density")
+            if mass is not None:
+                m = float(mass) if isinstance(mass, numbers.Real) else math.nan
+                if not math.isfinite(m) or m <= 0.0:
+                    raise BodyError(f"{owner}: field mass={mass!r} must be finite and > 0 for a dynamic body")
+            elif density is not None:
+                if not isinstance(density, numbers.Real) or not math.isfinite(density) or density <= 0.0:
+                    raise BodyError(f"{owner}: field density={density!r} must be finite and > 0")
+        args.pop("self", None)
+        self._spawns.append((t, args.pop("shape"), dict(args)))
+
+    @property
+    def pending_spawns(self) -> tuple[tuple[float, str], ...]:
+        """The queued spawns (``spawn``) not yet added, in queue order: ``(time [s], name)`` each."""
+        return tuple((t, kw.get("name", "")) for t, _shape, kw in self._spawns)
+
     def _add_geom(self, body: int, shape: Shape, local_pos, local_quat, material: Material, static: bool):
         g = self.geoms
         j = g.append()
@@ -237,6 +286,11 @@ class World:
         if not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0.0:
             raise SettingsError(f"step: field dt={dt!r} must be a finite number > 0 [s]")
         self.settings.validate()
+        if self._spawns:  # timed spawns (``spawn``) due at the start of this step, in queue order
+            due = [s for s in self._spawns if self.time >= s[0] - 1e-9]
+            self._spawns = [s for s in self._spawns if self.time < s[0] - 1e-9]
+            for _t, shape, kw in due:
+                self.add_body(shape, **kw)
         _step(self, float(dt))
 
     def run(self, seconds: float, dt: float | None = None, *, progress: bool = False, record: str | None = None,

@@ -7,7 +7,7 @@ from collections import deque
 
 import numpy as np
 
-from tests.naive.pgs import dense_from_rows, dense_pgs
+from tests.naive.pgs import dense_from_rows
 
 
 def naive_heights(row_body, n_bodies, fixed):
@@ -49,36 +49,67 @@ def _fixate(Minv, bodies):
     return M
 
 
+def row_blocks(row_body, heights):
+    """The body each row moves in its layer (the lower index of two dynamic siblings), -1 if none."""
+    out = []
+    for a, b in row_body:
+        ha = 0 if a < 0 else heights[a]
+        hb = 0 if b < 0 else heights[b]
+        top = max(ha, hb)
+        movers = [x for x, hx in ((a, ha), (b, hb)) if x >= 0 and hx == top and top > 0]
+        out.append(min(movers) if movers else -1)
+    return np.array(out)
+
+
 def naive_shock_propagation(row_body, row_J, Minv, zeta, lo, hi, link, mu, normal, depth, slop, u, lam0, disp, h,
-                            iterations, correction_iterations, heights, layers):
-    """Fig. 12 bottom-up over the layers; returns (lam, u, disp) as flat arrays (u, disp: 6 per body)."""
+                            iterations, correction_iterations, heights, layers, block_iterations=1):
+    """Fig. 12 bottom-up over the layers; returns (lam, u, disp) as flat arrays (u, disp: 6 per body).
+
+    Inside a layer the rows are visited body by body (row_blocks, then row index), each body's rows
+    ``block_iterations`` times per sweep, with explicit dense rows: lambda_i += (zeta_i - J_i u) / A_ii,
+    clamped, u += M_L^-1 J_i^T delta, where M_L^-1 has the fixated bodies' blocks zeroed."""
     n = len(heights)
-    u = u.copy()
-    disp = disp.copy()
-    lam = lam0.copy()
+    u = u.astype(float).copy()
+    disp = disp.astype(float).copy()
+    lam = lam0.astype(float).copy()
+    J = dense_from_rows(row_body, row_J, n)
     hb = np.array([[0 if b < 0 else heights[b] for b in pair] for pair in row_body])
     row_layer = hb.max(axis=1) - 1
+    block = row_blocks(row_body, heights)
     for layer in range(layers):
-        rows = [r for r in range(len(row_layer)) if row_layer[r] == layer]
+        rows = sorted((r for r in range(len(row_layer)) if row_layer[r] == layer), key=lambda r: (block[r], r))
         ML = _fixate(Minv, [i for i in range(n) if heights[i] == layer])
-        moving = [i for i in range(n) if heights[i] == layer + 1]
-        if rows:
-            J = dense_from_rows(row_body[rows], row_J[rows], n)
-            local = {r: k for k, r in enumerate(rows)}
-            lk = np.array([local[link[r]] if link[r] >= 0 else -1 for r in rows])
-            lam_l, u = dense_pgs(J, ML, u, zeta[rows], lo[rows], hi[rows], lk, mu[rows], lam0[rows], iterations)
-            lam[rows] = lam_l
-        for i in moving:
-            disp[6 * i: 6 * i + 6] += h * u[6 * i: 6 * i + 6]
+        for r in rows:                                    # warm start on the movable sides
+            u += ML @ J[r] * lam[r]
+        groups = {}
+        for r in rows:
+            groups.setdefault(block[r], []).append(r)
+        for _ in range(iterations):
+            for b in sorted(groups):
+                for _ in range(block_iterations):
+                    for r in groups[b]:
+                        A = J[r] @ ML @ J[r]
+                        if A <= 0:
+                            continue
+                        lo_r, hi_r = lo[r], hi[r]
+                        if link[r] >= 0:
+                            hi_r = mu[r] * lam[link[r]]
+                            lo_r = -hi_r
+                        new = min(max(lam[r] + (zeta[r] - J[r] @ u) / A, lo_r), hi_r)
+                        u += ML @ J[r] * (new - lam[r])
+                        lam[r] = new
+        for i in range(n):
+            if heights[i] == layer + 1:
+                disp[6 * i: 6 * i + 6] += h * u[6 * i: 6 * i + 6]
         nrows = [r for r in rows if normal[r]]
         if nrows and correction_iterations:
-            J = dense_from_rows(row_body[nrows], row_J[nrows], n)
-            A = J @ ML @ J.T
-            b = J @ disp - (depth[nrows] - slop)
+            Jn = J[nrows]
+            A = Jn @ ML @ Jn.T
+            b = Jn @ disp - (depth[nrows] - slop)
             lc = np.zeros(len(nrows))
             for _ in range(correction_iterations):
                 for i in range(len(nrows)):
                     if A[i, i] > 0:
                         lc[i] = max(0.0, lc[i] - (A[i] @ lc + b[i]) / A[i, i])
-            disp = disp + ML @ J.T @ lc
+            disp = disp + ML @ Jn.T @ lc
     return lam, u, disp

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tests.naive.shock import naive_heights, naive_shock_propagation
+from tests.naive.shock import naive_heights, naive_shock_propagation, row_blocks
 from tests.unit.test_solver_kernels import _random_problem
 from tumble._core import types as T
 from tumble._core.contact.layers import build_layers, stack_heights
@@ -17,12 +17,13 @@ def _layered(P, n_bodies, fixed):
     height = np.zeros(n_bodies, dtype=np.int64)
     layers = stack_heights(s, P["row_body"], n_bodies, fixed_mask, height)
     out = dict(height=height, layers=layers, fixed=fixed_mask, row_layer=np.empty(s, dtype=np.int64),
+               row_block=np.empty(s, dtype=np.int64),
                layer_row_start=np.empty(layers + 1, dtype=np.int64), layer_rows=np.empty(s, dtype=np.int64),
                layer_inv_diag=np.empty(s), layer_body_start=np.empty(layers + 1, dtype=np.int64),
                layer_bodies=np.empty(n_bodies, dtype=np.int64))
     build_layers(s, P["row_body"], P["row_J"], P["row_B"], height, n_bodies, fixed_mask, layers, out["row_layer"],
-                 out["layer_row_start"], out["layer_rows"], out["layer_inv_diag"], out["layer_body_start"],
-                 out["layer_bodies"])
+                 out["row_block"], out["layer_row_start"], out["layer_rows"], out["layer_inv_diag"],
+                 out["layer_body_start"], out["layer_bodies"])
     return out
 
 
@@ -45,6 +46,7 @@ def test_layers_partition_rows_and_bodies(seed):
     P = _random_problem(rng, n_bodies=n, n_contacts=12, fixed=(0, 1))
     L = _layered(P, n, (0, 1))
     h = L["height"]
+    ref_block = row_blocks(P["row_body"], h)
     s = P["row_body"].shape[0]
     # every row with a dynamic side is in exactly one layer, in its original relative order, and joins
     # heights i and i + 1; rows between two fixed bodies are in none
@@ -53,7 +55,10 @@ def test_layers_partition_rows_and_bodies(seed):
     assert sorted(L["layer_rows"][: L["layer_row_start"][-1]].tolist()) == movable
     for layer in range(L["layers"]):
         rows = L["layer_rows"][L["layer_row_start"][layer]: L["layer_row_start"][layer + 1]]
-        assert list(rows) == sorted(rows)
+        # grouped by the body each row moves, rows in index order inside a group
+        keys = [(ref_block[r], r) for r in rows]
+        assert keys == sorted(keys)
+        assert all(L["row_block"][r] == ref_block[r] for r in rows)
         for r in rows:
             hs = [0 if b < 0 else h[b] for b in P["row_body"][r]]
             assert max(hs) == layer + 1 and min(hs) >= layer
@@ -80,8 +85,8 @@ def test_free_floating_bodies_get_the_largest_height():
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("iterations, corr", [(1, 1), (10, 5)])
-def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr):
+@pytest.mark.parametrize("iterations, corr, blocks", [(1, 1, 1), (10, 5, 1), (3, 5, 4)])
+def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr, blocks):
     rng = np.random.default_rng(200 + seed)
     n = 9
     fixed = (0,)
@@ -98,7 +103,7 @@ def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr):
     lam_ref, u_ref, disp_ref = naive_shock_propagation(
         P["row_body"], P["row_J"], P["Minv"], P["zeta"], P["lo"], P["hi"], P["link"], P["mu"],
         kind == T.ROW_CONTACT_NORMAL, depth[owner], 1e-4, P["u"].reshape(-1), lam0, disp0.reshape(-1), h,
-        iterations, corr, L["height"], L["layers"])
+        iterations, corr, L["height"], L["layers"], blocks)
     v_lin = np.ascontiguousarray(P["u"][:, :3])
     v_ang = np.ascontiguousarray(P["u"][:, 3:])
     d_lin = np.ascontiguousarray(disp0[:, :3])
@@ -108,7 +113,7 @@ def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr):
     shock_propagation(L["layers"], L["layer_row_start"], L["layer_rows"], L["layer_body_start"], L["layer_bodies"],
                       L["height"], P["row_body"], P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"],
                       P["hi"], P["link"], P["mu"], kind, owner, depth, 1e-4, lam, lam_c, v_lin, v_ang, d_lin, d_ang,
-                      h, iterations, corr, 0.0)
+                      h, iterations, corr, 0.0, 0.0, 0.0, L["row_block"], blocks, 0.0)
     np.testing.assert_allclose(lam, lam_ref, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(np.hstack([v_lin, v_ang]).reshape(-1), u_ref, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(np.hstack([d_lin, d_ang]).reshape(-1), disp_ref, rtol=1e-9, atol=1e-12)
@@ -139,6 +144,6 @@ def test_correction_removes_penetration_of_a_single_contact_exactly():
     d_ang = np.zeros((1, 3))
     lam_c = np.zeros(1)
     correction(1, np.zeros(1, dtype=np.int64), row_body, row_J, row_B, inv_diag, kind, np.zeros(1, dtype=np.int64),
-               np.array([0.03]), 1e-4, lam_c, d_lin, d_ang, 3)
+               np.array([0.03]), 1e-4, lam_c, d_lin, d_ang, 3, 0.0)
     assert d_lin[0, 2] == pytest.approx(0.03 - 1e-4, rel=1e-12)
     assert lam_c[0] == pytest.approx(2.0 * (0.03 - 1e-4), rel=1e-12)

@@ -36,6 +36,7 @@ from tumble._core.solvers.shock import (
     shock_propagation,
     solve_dynamics,
     store_layer_impulses,
+    update_depths,
 )
 from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED
 
@@ -166,18 +167,18 @@ def _dynamics_shock(w, dt, prof, t):
 
     # dynamics(a dt) on the whole system (eq. 45)
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
-    merit = solve_dynamics(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo, r.row_hi,
-                           r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
-                           s.iterations, s.cfm, height, history)
+    sweeps, merit = solve_dynamics(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
+                                   r.row_hi, r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity,
+                                   b.body_angular_velocity, s.iterations, s.tolerance, s.cfm, height, history)
     accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
                             disp_ang)
     r.row_lambda[:rows] *= 1.0 / a
     store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
-    w.counters["iterations"] = int(s.iterations)
+    w.counters["iterations"] = int(sweeps)
     w.counters["merit"] = float(merit)
     w.counters["rows"] = int(rows)
     if s.record_merit:
-        w.merit_history = history.copy()
+        w.merit_history = history[:sweeps].copy()
     t = _lap(prof, "solve", t)
 
     lam = np.empty(rows)
@@ -186,28 +187,33 @@ def _dynamics_shock(w, dt, prof, t):
     if s.shock_propagation:
         layers = stack_heights(rows, r.row_body, n, b.body_fixed, height)
         row_layer = np.empty(rows, dtype=np.int64)
+        row_block = np.empty(rows, dtype=np.int64)
         layer_row_start = np.empty(layers + 1, dtype=np.int64)
         layer_rows = np.empty(rows, dtype=np.int64)
         layer_inv_diag = np.empty(rows)
         layer_body_start = np.empty(layers + 1, dtype=np.int64)
         layer_bodies = np.empty(n, dtype=np.int64)
-        build_layers(rows, r.row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, layer_row_start,
-                     layer_rows, layer_inv_diag, layer_body_start, layer_bodies)
+        build_layers(rows, r.row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, row_block,
+                     layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies)
         w.counters["layers"] = int(layers)
         t = _lap(prof, "graph", t)
         _integrate_velocities(w, h)
         # the layer impulses are cached per full step like the others; this solve spans (1 - a) dt
         load_layer_impulses(c.count, r.row_J, c.contact_aux_impulse, (1.0 - a) if s.warm_start else 0.0, lam)
-        worst = shock_propagation(layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height,
-                                  r.row_body, r.row_J, r.row_B, layer_inv_diag, r.row_bias, r.row_lo, r.row_hi,
-                                  r.row_link, r.row_mu, r.row_kind, r.row_owner, c.contact_depth,
-                                  s.correction_slop, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity,
-                                  disp_lin, disp_ang, h, s.iterations, s.correction_iterations, s.cfm)
+        worst, layer_sweeps, layer_corrections = shock_propagation(
+            layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
+            layer_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_owner,
+            c.contact_depth, s.correction_slop, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity, disp_lin,
+            disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance, row_block,
+            s.block_iterations, s.block_tolerance)
+        w.counters["layer_sweeps"] = int(layer_sweeps)
+        w.counters["layer_correction_sweeps"] = int(layer_corrections)
         store_layer_impulses(c.count, r.row_J, lam, 1.0 / (1.0 - a) if a < 1.0 else 0.0, c.contact_aux_impulse)
     else:
         w.counters["layers"] = 1
-        worst = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner,
-                           c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang, s.correction_iterations)
+        worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner,
+                              c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang, s.correction_iterations,
+                              s.correction_tolerance)
     apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
     w.counters["layer_penetration"] = float(worst)
     t = _lap(prof, "shock", t)
@@ -223,11 +229,34 @@ def _dynamics_shock(w, dt, prof, t):
         disp_lin[:] = 0.0
         disp_ang[:] = 0.0
         lam_c = np.empty(r.count)
-        worst = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner,
-                           c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang, s.correction_iterations)
+        worst, _ = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
+                              r.row_owner, c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang,
+                              s.correction_iterations, s.correction_tolerance)
         apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
         w.counters["final_penetration"] = float(worst)
+        if s.reuse_final_contacts:
+            # depth after the correction, to first order: depth - J_n disp (the rows are the normals)
+            update_depths(c.count, r.row_body, r.row_J, disp_lin, disp_ang, c.contact_depth)
+            w.final_state = _state_key(w)
         _lap(prof, "correction", t)
+
+
+def _state_key(w):
+    """What must be unchanged for the contacts of the last detection to serve the next step."""
+    b, g = w.bodies, w.geoms
+    return (b.count, g.count, w.solver, b.body_position[: b.count].copy(), b.body_orientation[: b.count].copy(),
+            b.body_fixed[: b.count].copy(), w.settings.contact_margin)
+
+
+def _final_contacts_still_valid(w) -> bool:
+    """True when the last step ended with detect(t + dt) + correction() and nothing (a user's
+    set_position, a new body, a settings change) has touched the bodies since."""
+    key = getattr(w, "final_state", None)
+    if key is None or w.solver != "shock" or not getattr(w.settings, "reuse_final_contacts", False):
+        return False
+    now = _state_key(w)
+    return (key[:3] == now[:3] and key[6] == now[6] and np.array_equal(key[3], now[3])
+            and np.array_equal(key[4], now[4]) and np.array_equal(key[5], now[5]))
 
 
 def _integrate_velocities(w, h):
@@ -252,7 +281,18 @@ def step(w, dt: float) -> None:
     """Advance ``w`` by ``dt`` seconds."""
     prof: dict[str, float] = {}
     t_start = time.perf_counter()
-    ncontacts = _collide(w, prof, t_start)
+    if _final_contacts_still_valid(w):
+        # shock: detect(t + dt) of the last step, depths updated by its final correction, is
+        # detect(t) of this one (see _dynamics_shock); only the body frames need refreshing
+        b = w.bodies
+        update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
+        ncontacts = w.contact_store.count
+        w.counters["pairs"] = 0
+        w.counters["cache_hits"] = ncontacts
+        prof["reuse"] = 1000.0 * (time.perf_counter() - t_start)
+    else:
+        ncontacts = _collide(w, prof, t_start)
+    w.final_state = None
     DYNAMICS[w.solver](w, dt, prof, time.perf_counter())
 
     b = w.bodies

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from tumble.errors import SceneError
 from tumble.scenes import library as _library
+from tumble.scenes import stacking as _stacking  # noqa: F401  (registers the scenes of paper 000)
 from tumble.scenes.spec import BodySpec, SceneSpec
 
 __all__ = ["BodySpec", "SceneSpec", "SceneError", "build", "defaults", "describe", "names", "spec",

@@ -37,6 +37,41 @@ Masses and inertias come from the spec: ``BodySpec.mass`` if given, otherwise ``
 (or the material's density) times the shape's volume, via ``shape.mass_properties()``; fixed
 bodies have mass 0 and are ignored by ``energy``. Bodies are identified by index (body id = index
 of the spec). Also reported: ``observations`` and ``time`` [s] of the last observation.
+
+Spawned bodies (``BodySpec.spawn_time > 0``, added during the run by ``World.spawn``) are *absent*
+until they appear, and every metric above ignores absent bodies (drift, standing, energy). An
+observation gives either the present bodies only (a tumble ``World``: its first ``k`` spec bodies,
+``k = world.body_count``) or all spec bodies in spec order (the peers, which park or have not yet
+created the absent ones); in the second case a body of spawn time ``ts > 0`` counts as present when
+``time - spec.dt >= ts - 1e-9``, i.e. when the step that started at ``time - spec.dt`` or earlier
+had a start time >= ``ts`` (the rule of ``World.spawn`` for steps of ``spec.dt``); ``observe_arrays``
+takes ``present=k`` to say it explicitly. With spawned bodies the energy terms read:
+
+``energy_initial`` [J]
+    The energy of the bodies present at t = 0 (spawn time 0) in their spec state.
+``energy_budget`` [J]
+    ``energy_initial`` plus, for every spawned body present in the last observation, its energy in
+    its spec state (the pose and velocity it enters with): the energy the scene was given.
+``energy_max_gain`` [J]
+    ``max(0, max over observations of energy(t) - budget(t))``, ``budget(t)`` being the budget of
+    the bodies present at that observation, so a fired cannonball is not counted as invented energy.
+
+A scene with spawned bodies also reports these phase metrics:
+
+``first_spawn_time`` [s]
+    The smallest spawn time > 0 of the spec.
+``pre_spawn_max_drift`` [m], ``pre_spawn_max_penetration`` [m]
+    ``max_drift`` and ``max_penetration`` over the observations in which no spawned body is present
+    yet (the structure standing alone); None when there was no such observation.
+``displaced`` (int)
+    The number of ``"stack"`` bodies whose centre, in the last observation, is farther (3-D distance)
+    from its initial position than half the smallest extent of its initial world AABB (for a
+    0.4 x 0.2 x 0.2 m brick: 0.1 m): the bricks knocked out of place, i.e. the size of a breach.
+``projectile_speeds`` ({name: float or None})
+    The final linear speed [m/s] of every body tagged ``"projectile"`` (None while it is absent),
+    keyed by its name (``"body<i>"`` when unnamed).
+``projectile_final_speed`` [m/s] (or None)
+    The largest of ``projectile_speeds`` over the present projectiles; None when none is present.
 """
 
 from __future__ import annotations
@@ -165,21 +200,33 @@ class SceneMetrics:
     def __init__(self, spec: SceneSpec):
         self.spec = spec
         n = len(spec.bodies)
+        self.n = n
         self.masses, self.inertias = spec_mass_properties(spec)
         self.dynamic = np.array([i for i, b in enumerate(spec.bodies) if not b.fixed], dtype=np.int64)
         self.stack = spec.tagged("stack")
         self.judged = self.stack if len(self.stack) else self.dynamic
+        self.projectiles = spec.tagged("projectile")
+        self.spawn_times = spec.spawn_times()
+        self.spawned = self.spawn_times > 0.0
+        self.first_spawn_time = float(self.spawn_times[self.spawned].min()) if self.spawned.any() else None
         pos0, quat0, lin0, ang0 = spec_initial_state(spec)
+        self._initial = (pos0, quat0, lin0, ang0)
+        self.initial_position = pos0.copy()
         self.initial_xy = pos0[:, :2].copy()
         self.initial_R = quat_to_matrices(quat0) if n else np.zeros((0, 3, 3))
         self.gravity = np.asarray(spec.gravity, dtype=np.float64)
         lo, hi = spec_aabbs(spec)
         self.heights = hi[:, 2] - lo[:, 2]
+        self.min_extents = (hi - lo).min(axis=1) if n else np.zeros(0)
         self.settled = settled_heights(spec, self.stack, lo, hi) if len(self.stack) else np.zeros(0)
-        self.energy_initial = self.energy_of(pos0, quat0, lin0, ang0)
+        self.body_energy_initial = self.body_energies(pos0, quat0, lin0, ang0)
+        self.energy_initial = float(self.body_energy_initial[~self.spawned].sum())
+        self.energy_budget = self.energy_initial
         self.max_drift = 0.0
         self.max_penetration = 0.0
-        self.energy_max = self.energy_initial
+        self.max_gain = 0.0
+        self.pre_spawn_max_drift = None
+        self.pre_spawn_max_penetration = None
         self.observations = 0
         self.time = 0.0
         self._last = None
@@ -188,43 +235,78 @@ class SceneMetrics:
     def observe(self, world) -> None:
         """Record the state of a tumble ``World`` holding this scene (call after each step)."""
         self.observe_arrays(world.time, world.positions, world.orientations, world.linear_velocities,
-                            world.angular_velocities, world.counters.get("max_penetration", 0.0))
+                            world.angular_velocities, world.counters.get("max_penetration", 0.0),
+                            present=world.body_count)
+
+    def present_mask(self, time: float, rows: int, present: int | None = None) -> np.ndarray:
+        """(n,) bool: the bodies present in an observation at ``time`` with ``rows`` rows (see the
+        module docstring; ``present`` = number of present bodies, overriding the time rule)."""
+        if present is None and rows < self.n:
+            present = rows
+        if present is not None:
+            mask = np.zeros(self.n, dtype=bool)
+            mask[: int(present)] = True
+            return mask
+        return ~self.spawned | (float(time) - self.spec.dt >= self.spawn_times - 1e-9)
 
     def observe_arrays(self, time, positions, orientations, linear_velocities, angular_velocities,
-                       max_penetration) -> None:
-        """Record one state given as arrays over all bodies in spec order: positions (n,3) [m],
-        orientations (n,4) (w,x,y,z), linear velocities (n,3) [m/s], angular velocities (n,3)
-        [rad/s] in world coordinates, and the engine's current max penetration [m]."""
+                       max_penetration, present: int | None = None) -> None:
+        """Record one state given as arrays in spec order: positions (k,3) [m], orientations (k,4)
+        (w,x,y,z), linear velocities (k,3) [m/s], angular velocities (k,3) [rad/s] in world
+        coordinates, and the engine's current max penetration [m]. ``k`` is the number of bodies:
+        all of the spec's, or only the first ``k`` present ones (see the module docstring)."""
         p = np.array(positions, dtype=np.float64).reshape(-1, 3)
         q = np.array(orientations, dtype=np.float64).reshape(-1, 4)
         v = np.array(linear_velocities, dtype=np.float64).reshape(-1, 3)
         w = np.array(angular_velocities, dtype=np.float64).reshape(-1, 3)
-        if len(self.judged):
-            d = p[self.judged, :2] - self.initial_xy[self.judged]
-            self.max_drift = max(self.max_drift, float(np.sqrt((d * d).sum(axis=1)).max()))
+        k = len(p)
+        if k > self.n:
+            raise ValueError(f"metrics: {k} bodies observed, but scene {self.spec.name!r} has {self.n}")
+        mask = self.present_mask(time, k, present)
+        if k < self.n:  # pad the absent bodies with their spec state (never read: they are masked out)
+            p, q, v, w = (np.concatenate([a, b[k:]]) for a, b in zip((p, q, v, w), self._initial))
+        judged = self.judged[mask[self.judged]]
+        drift = 0.0
+        if len(judged):
+            d = p[judged, :2] - self.initial_xy[judged]
+            drift = float(np.sqrt((d * d).sum(axis=1)).max())
+            self.max_drift = max(self.max_drift, drift)
         mp = float(max_penetration) if max_penetration is not None else 0.0
-        if math.isfinite(mp):
-            self.max_penetration = max(self.max_penetration, mp)
-        e = self.energy_of(p, q, v, w)
+        mp = mp if math.isfinite(mp) else 0.0
+        self.max_penetration = max(self.max_penetration, mp)
+        if self.first_spawn_time is not None and not mask[self.spawned].any():
+            self.pre_spawn_max_drift = max(self.pre_spawn_max_drift or 0.0, drift)
+            self.pre_spawn_max_penetration = max(self.pre_spawn_max_penetration or 0.0, mp)
+        dyn = self.dynamic[mask[self.dynamic]]
+        e = float(self.body_energies(p, q, v, w)[dyn].sum())
+        budget = float(self.body_energy_initial[dyn].sum())
         if math.isfinite(e):
-            self.energy_max = max(self.energy_max, e)
+            self.max_gain = max(self.max_gain, e - budget)
+        self.energy_budget = budget
         self.observations += 1
         self.time = float(time)
-        self._last = (p, q, v, w, e)
+        self._last = (p, q, v, w, e, mask)
 
     # -- definitions ---------------------------------------------------------------------------
-    def energy_of(self, p, q, v, w) -> float:
-        """Kinetic + potential energy [J] of the dynamic bodies (see the module docstring)."""
+    def body_energies(self, p, q, v, w) -> np.ndarray:
+        """Kinetic + potential energy [J] (n,) of every body (0 for fixed bodies), for states over
+        all spec bodies (see the module docstring)."""
+        out = np.zeros(len(p))
         i = self.dynamic
         if len(i) == 0:
-            return 0.0
+            return out
         m = self.masses[i]
         R = quat_to_matrices(q[i])
         wl = np.einsum("nji,nj->ni", R, w[i])                       # body-frame angular velocity
         rot = 0.5 * np.einsum("ni,nij,nj->n", wl, self.inertias[i], wl)
         kin = 0.5 * m * (v[i] ** 2).sum(axis=1)
         pot = -m * (p[i] @ self.gravity)
-        return float((kin + rot + pot).sum())
+        out[i] = kin + rot + pot
+        return out
+
+    def energy_of(self, p, q, v, w) -> float:
+        """Kinetic + potential energy [J] of all dynamic bodies of a full state (see the module docstring)."""
+        return float(self.body_energies(p, q, v, w).sum())
 
     def tilts_deg(self, q) -> np.ndarray:
         """Tilt [deg] of every stack body for orientations ``q`` (n,4)."""
@@ -236,24 +318,60 @@ class SceneMetrics:
         return np.degrees(np.arccos(np.clip(up[:, 2], -1.0, 1.0)))
 
     def standing(self) -> bool | None:
-        """See the module docstring; None when there are no ``"stack"`` bodies or no observation."""
+        """See the module docstring; None when there are no ``"stack"`` bodies or no observation.
+        Absent stack bodies (not spawned yet) are not judged."""
         if len(self.stack) == 0 or self._last is None:
             return None
-        p, q = self._last[0], self._last[1]
+        p, q, mask = self._last[0], self._last[1], self._last[5]
         dz = np.abs(p[self.stack, 2] - self.settled)
         ok_h = dz <= HEIGHT_TOLERANCE * self.heights[self.stack]
         ok_t = self.tilts_deg(q) < TILT_LIMIT_DEG
-        return bool(np.all(ok_h & ok_t) and np.all(np.isfinite(p[self.stack])))
+        ok = (ok_h & ok_t & np.all(np.isfinite(p[self.stack]), axis=1)) | ~mask[self.stack]
+        return bool(np.all(ok))
+
+    def displaced(self) -> int:
+        """Number of present ``"stack"`` bodies moved farther than half their smallest initial AABB
+        extent from their initial position, in the last observation (see the module docstring)."""
+        if self._last is None or len(self.stack) == 0:
+            return 0
+        p, mask = self._last[0], self._last[5]
+        ids = self.stack[mask[self.stack]]
+        d = np.linalg.norm(p[ids] - self.initial_position[ids], axis=1)
+        return int(np.count_nonzero(~(d <= 0.5 * self.min_extents[ids])))      # NaN counts as displaced
+
+    def projectile_speeds(self) -> dict:
+        """{name: final linear speed [m/s] or None when absent} of the ``"projectile"`` bodies."""
+        out = {}
+        for i in self.projectiles:
+            name = self.spec.bodies[i].name or f"body{i}"
+            if self._last is None or not self._last[5][i]:
+                out[name] = None
+            else:
+                out[name] = float(np.linalg.norm(self._last[2][i]))
+        return out
 
     def result(self) -> dict:
         energy = self._last[4] if self._last is not None else self.energy_initial
-        return {
+        out = {
             "max_drift": float(self.max_drift),
             "max_penetration": float(self.max_penetration),
             "standing": self.standing(),
             "energy": float(energy),
             "energy_initial": float(self.energy_initial),
-            "energy_max_gain": float(max(0.0, self.energy_max - self.energy_initial)),
+            "energy_max_gain": float(max(0.0, self.max_gain)),
             "observations": int(self.observations),
             "time": float(self.time),
         }
+        if self.first_spawn_time is not None:
+            speeds = self.projectile_speeds()
+            present = [s for s in speeds.values() if s is not None]
+            out.update({
+                "energy_budget": float(self.energy_budget),
+                "first_spawn_time": self.first_spawn_time,
+                "pre_spawn_max_drift": self.pre_spawn_max_drift,
+                "pre_spawn_max_penetration": self.pre_spawn_max_penetration,
+                "displaced": self.displaced(),
+                "projectile_speeds": speeds,
+                "projectile_final_speed": max(present) if present else None,
+            })
+        return out

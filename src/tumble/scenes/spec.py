@@ -7,17 +7,25 @@ or MuJoCo model, so the engines are compared on identical scenes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from tumble.errors import SceneError
 from tumble.materials import DEFAULT, Material
 from tumble.shapes import Shape
 
 
 @dataclass
 class BodySpec:
-    """One body. ``mass`` wins over ``density``; if both are None the material's density is used."""
+    """One body. ``mass`` wins over ``density``; if both are None the material's density is used.
+
+    ``spawn_time`` [s]: 0 (the default) puts the body in the world from the start; a later time makes
+    it enter the scene then (``World.spawn``: it is added at the start of the first step whose start
+    time is >= ``spawn_time``, with this pose and velocity). Spawned bodies come after every body of
+    spawn time 0, in non-decreasing spawn-time order, so the body id is the spec index throughout.
+    """
 
     shape: Shape
     position: tuple = (0.0, 0.0, 0.0)
@@ -30,6 +38,7 @@ class BodySpec:
     material: Material = DEFAULT
     name: str = ""
     tag: str = ""          # scene-specific role, e.g. "stack", "ground", "projectile"
+    spawn_time: float = 0.0  # [s] when the body enters the scene (0: from the start)
 
 
 @dataclass
@@ -64,17 +73,47 @@ class SceneSpec:
         """Body ids whose tag is ``tag``."""
         return np.array([i for i, b in enumerate(self.bodies) if b.tag == tag], dtype=np.int64)
 
+    def spawn_times(self) -> np.ndarray:
+        """Spawn time [s] of every body (n,), 0 for bodies present from the start."""
+        return np.array([float(b.spawn_time) for b in self.bodies], dtype=np.float64)
+
+    def validate(self) -> None:
+        """Check the spawn times: each finite and >= 0, and the spawned bodies (spawn time > 0) after
+        every body of spawn time 0 in non-decreasing order (so body id == spec index). Raises
+        :class:`SceneError` naming the first offending body."""
+        last = 0.0
+        for i, b in enumerate(self.bodies):
+            who = f"scene {self.name!r}: body {i}" + (f" ({b.name!r})" if b.name else "")
+            t = b.spawn_time
+            try:
+                t = float(t)
+            except (TypeError, ValueError):
+                raise SceneError(f"{who}: field spawn_time={b.spawn_time!r} is not a number") from None
+            if not (math.isfinite(t) and t >= 0.0):
+                raise SceneError(f"{who}: field spawn_time={b.spawn_time!r} must be finite and >= 0 [s]")
+            if t < last:
+                raise SceneError(f"{who}: field spawn_time={t!r} comes after a body spawned at t={last!r}; "
+                                 "bodies must be in non-decreasing spawn-time order (spawned bodies last)")
+            last = t
+
     def build(self, solver: str = "pgs", **settings):
-        """A tumble ``World`` holding this scene (``settings`` override the scene's)."""
+        """A tumble ``World`` holding this scene (``settings`` override the scene's).
+
+        Bodies of spawn time 0 are added at once; the others are queued with ``World.spawn``."""
         from tumble.world import World
 
+        self.validate()
         merged = dict(self.settings)
         merged.update(settings)
         w = World(gravity=self.gravity, solver=solver, **merged)
         for b in self.bodies:
-            w.add_body(b.shape, position=b.position, orientation=b.orientation,
-                       linear_velocity=b.linear_velocity, angular_velocity=b.angular_velocity,
-                       fixed=b.fixed, mass=b.mass, density=b.density, material=b.material, name=b.name)
+            kw = dict(position=b.position, orientation=b.orientation, linear_velocity=b.linear_velocity,
+                      angular_velocity=b.angular_velocity, fixed=b.fixed, mass=b.mass, density=b.density,
+                      material=b.material, name=b.name)
+            if float(b.spawn_time) > 0.0:
+                w.spawn(float(b.spawn_time), b.shape, **kw)
+            else:
+                w.add_body(b.shape, **kw)
         w.scene = self
         w.default_dt = self.dt
         return w

@@ -110,11 +110,15 @@ def stack_heights(row_count, row_body, body_count, body_fixed, body_height):
 
 @kernel
 def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, body_fixed, layer_count,
-                 row_layer, layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies):
-    """Sort rows and bodies into layers (counting sorts, stable: a contact's rows stay together,
-    normal first) and compute each row's diagonal with its fixated side removed.
+                 row_layer, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies):
+    """Sort rows and bodies into layers and compute each row's diagonal with its fixated side removed.
 
-    Outputs: ``row_layer`` (rows,) (-1 for a row between two fixed bodies), ``layer_row_start``
+    Within a layer the rows are grouped by *block*: the dynamic body they move (the lower index of
+    two dynamic siblings), so a solver can iterate one body's rows together (``row_block``). The
+    sorts are counting sorts and stable: a contact's rows stay together, normal first.
+
+    Outputs: ``row_layer`` (rows,) (-1 for a row between two fixed bodies), ``row_block`` (rows,)
+    (-1 likewise), ``layer_row_start``
     (layers + 1,), ``layer_rows`` (rows,) row indices layer by layer (``layer_row_start[-1]`` of them);
     ``layer_inv_diag`` (rows,) 1 / (J B)_ii over the dynamic sides only;
     ``layer_body_start`` (layers + 1,), ``layer_bodies`` the dynamic bodies of layer i (height i + 1).
@@ -135,7 +139,12 @@ def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, bod
         row_layer[r] = layer
         if layer < 0:            # a row with no dynamic side moves nothing and joins no layer
             layer_inv_diag[r] = 0.0
+            row_block[r] = -1
             continue
+        if a >= 0 and ha == layer + 1 and (b < 0 or hb != layer + 1 or a < b):
+            row_block[r] = a
+        else:
+            row_block[r] = b
         layer_row_start[layer + 1] += 1
         diag = 0.0
         for side in range(2):
@@ -147,11 +156,22 @@ def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, bod
         layer_inv_diag[r] = 1.0 / diag if diag > 1e-300 else 0.0
     for i in range(layer_count):
         layer_row_start[i + 1] += layer_row_start[i]
-    fill = layer_row_start[:-1].copy()
+    # rows by block first, then (stably) by layer: grouped by layer, then block, then row index
+    block_start = np.zeros(body_count + 1, dtype=np.int64)
     for r in range(row_count):
+        if row_block[r] >= 0:
+            block_start[row_block[r] + 1] += 1
+    for i in range(body_count):
+        block_start[i + 1] += block_start[i]
+    by_block = np.empty(block_start[body_count], dtype=np.int64)
+    for r in range(row_count):
+        if row_block[r] >= 0:
+            by_block[block_start[row_block[r]]] = r
+            block_start[row_block[r]] += 1
+    fill = layer_row_start[:-1].copy()
+    for k in range(by_block.shape[0]):
+        r = by_block[k]
         layer = row_layer[r]
-        if layer < 0:
-            continue
         layer_rows[fill[layer]] = r
         fill[layer] += 1
     for i in range(body_count):

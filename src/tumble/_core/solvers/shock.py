@@ -54,8 +54,10 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
     Both bodies' velocities enter J v; only the movable sides receive B delta (fixation). With
     constraint force mixing gamma > 0 (000 eq. 41, A' = A + gamma I) the update is
     lambda += (zeta - J v - gamma lambda) / (A_ii + gamma).
+    Returns the largest velocity change along a row, |delta lambda| (J B)_ii [m/s].
     """
     use_order = order.shape[0] > 0
+    max_dv = 0.0
     for k in range(start, stop):
         r = order[k] if use_order else k
         inv_d = inv_diag[r]
@@ -86,6 +88,9 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
         delta = new - old
         if delta != 0.0:
             lam[r] = new
+            dv = abs(delta) / inv_d
+            if dv > max_dv:
+                max_dv = dv
             for side in range(2):
                 b = row_body[r, side]
                 if not _movable(b, layer, body_height):
@@ -93,6 +98,36 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
                 for c in range(3):
                     v_lin[b, c] += delta * row_B[r, side, c]
                     v_ang[b, c] += delta * row_B[r, side, 3 + c]
+    return max_dv
+
+
+@kernel
+def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance, layer, body_height, row_body, row_J,
+                row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm):
+    """One sweep over ``order[start:stop]`` that visits the rows block by block (``row_block``: the
+    body they move) and repeats each block's rows up to ``block_iterations`` times, until a pass
+    changes no row velocity by more than ``block_tolerance`` [m/s].
+
+    In a stack layer every block is one body on fixated supports, so the repeats solve that body's
+    small problem to high accuracy while its data is in cache; the outer sweeps then only settle the
+    coupling between siblings. With ``block_iterations = 1`` this is ``sweep_rows``. Returns the
+    largest velocity change of the blocks' first passes [m/s]."""
+    max_dv = 0.0
+    k = start
+    while k < stop:
+        blk = row_block[order[k]]
+        e = k + 1
+        while e < stop and row_block[order[e]] == blk:
+            e += 1
+        for it in range(block_iterations):
+            dv = sweep_rows(order, k, e, layer, body_height, row_body, row_J, row_B, inv_diag, row_bias, row_lo,
+                            row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm)
+            if it == 0 and dv > max_dv:
+                max_dv = dv
+            if dv <= block_tolerance:
+                break
+        k = e
+    return max_dv
 
 
 @kernel
@@ -100,9 +135,11 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
                      row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang):
     """One Gauss-Seidel sweep of the projection LCP (000 eq. 46) over the contact normal rows among
     ``order[start:stop]`` (all rows ``start:stop`` if ``order`` is empty): J disp >= depth - slop,
-    lambda_c >= 0; friction rows are dropped. Returns the largest remaining penetration [m]."""
+    lambda_c >= 0; friction rows are dropped. Returns (the largest penetration a row saw before its
+    update [m], the largest displacement change along a row [m])."""
     use_order = order.shape[0] > 0
     worst = 0.0
+    max_dx = 0.0
     for k in range(start, stop):
         r = order[k] if use_order else k
         if row_kind[r] != T.ROW_CONTACT_NORMAL:
@@ -128,6 +165,9 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
         delta = new - old
         if delta != 0.0:
             lam_c[r] = new
+            dx = abs(delta) / inv_d
+            if dx > max_dx:
+                max_dx = dx
             for side in range(2):
                 b = row_body[r, side]
                 if not _movable(b, layer, body_height):
@@ -135,27 +175,32 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
                 for c in range(3):
                     disp_lin[b, c] += delta * row_B[r, side, c]
                     disp_ang[b, c] += delta * row_B[r, side, 3 + c]
-    return worst
+    return worst, max_dx
 
 
 @kernel
 def solve_dynamics(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                   row_lambda, v_lin, v_ang, iterations, cfm, body_height, merit_history):
-    """dynamics(h) on the whole system (000 eq. 45c-d): warm start V += B lambda0, then
-    ``iterations`` sweeps. ``merit_history`` (k >= iterations) receives theta after each sweep
-    (000 Fig. 5); pass a zero-length array to skip. Returns the final merit theta."""
+                   row_lambda, v_lin, v_ang, iterations, tolerance, cfm, body_height, merit_history):
+    """dynamics(h) on the whole system (000 eq. 45c-d): warm start V += B lambda0, then up to
+    ``iterations`` sweeps, fewer once a sweep changes no row velocity by more than ``tolerance``
+    [m/s] (0: always all). ``merit_history`` (k >= iterations) receives theta after each sweep
+    (000 Fig. 5); pass a zero-length array to skip. Returns (sweeps done, final merit theta)."""
     warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang)
     record = merit_history.shape[0] >= iterations
     no_order = np.empty(0, dtype=np.int64)
+    done = 0
     for it in range(iterations):
-        sweep_rows(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
-                   row_hi, row_link, row_mu, row_lambda, v_lin, v_ang, cfm)
+        dv = sweep_rows(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag, row_bias,
+                        row_lo, row_hi, row_link, row_mu, row_lambda, v_lin, v_ang, cfm)
+        done = it + 1
         if record:
             merit_history[it] = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi,
                                           row_link, row_mu, row_lambda, v_lin, v_ang)
+        if dv <= tolerance:
+            break
     theta = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
                       row_lambda, v_lin, v_ang)
-    return theta if math.isfinite(theta) else math.inf
+    return done, (theta if math.isfinite(theta) else math.inf)
 
 
 @kernel
@@ -173,16 +218,21 @@ def accumulate_displacement(body_fixed, count, v_lin, v_ang, h, disp_lin, disp_a
 def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start, layer_bodies, body_height,
                       row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_kind,
                       row_owner, contact_depth, slop, lam, lam_c, v_lin, v_ang, disp_lin, disp_ang, h, iterations,
-                      correction_iterations, cfm):
+                      correction_iterations, cfm, tolerance, correction_tolerance, row_block, block_iterations,
+                      block_tolerance):
     """Fig. 12 with A = (dynamics(h), correction()) for every layer, bottom-up (Fig. 14).
 
     In layer i the bodies of height i are fixated; the layer's rows get ``iterations`` PGS sweeps
     from lambda = 0 (``lam``), its dynamic bodies (height i + 1) move by h u, then
     ``correction_iterations`` projection sweeps push them out of the fixated ones and each other.
     ``lam`` holds each row's warm-start impulse on entry (``load_layer_impulses``) and the layer
-    solution on exit. Returns the largest penetration the layer corrections saw before their last
-    sweep [m]."""
+    solution on exit. A layer's sweeps stop early once a sweep changes no row by more than
+    ``tolerance`` [m/s] (its corrections: ``correction_tolerance`` [m]); 0 runs them all.
+    Returns (the largest penetration the corrections met [m], dynamics sweeps, correction sweeps),
+    the sweeps summed over the layers."""
     worst = 0.0
+    sweeps = 0
+    correction_sweeps = 0
     for layer in range(layer_count):
         s0 = layer_row_start[layer]
         s1 = layer_row_start[layer + 1]
@@ -201,34 +251,48 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                     v_lin[b, c] += lam0 * row_B[r, side, c]
                     v_ang[b, c] += lam0 * row_B[r, side, 3 + c]
         for _ in range(iterations):
-            sweep_rows(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_B, layer_inv_diag, row_bias,
-                       row_lo, row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm)
+            sweeps += 1
+            dv = block_sweep(layer_rows, s0, s1, row_block, block_iterations, block_tolerance, layer, body_height,
+                             row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, lam,
+                             v_lin, v_ang, cfm)
+            if dv <= tolerance:
+                break
         for k in range(layer_body_start[layer], layer_body_start[layer + 1]):
             i = layer_bodies[k]
             for c in range(3):
                 disp_lin[i, c] += h * v_lin[i, c]
                 disp_ang[i, c] += h * v_ang[i, c]
-        for it in range(correction_iterations):
-            w = correction_sweep(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_B, layer_inv_diag,
-                                 row_kind, row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang)
-            if it == correction_iterations - 1 and w > worst:
+        for _ in range(correction_iterations):
+            correction_sweeps += 1
+            w, dx = correction_sweep(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_B, layer_inv_diag,
+                                     row_kind, row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang)
+            if w > worst:
                 worst = w
-    return worst
+            if dx <= correction_tolerance:
+                break
+    return worst, sweeps, correction_sweeps
 
 
 @kernel
 def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row_kind, row_owner, contact_depth,
-               slop, lam_c, disp_lin, disp_ang, iterations):
-    """correction() on the whole system (000 eq. 46), from lambda_c = 0 and the current ``disp``.
-    Returns the largest penetration seen by the last sweep [m] (before its own update)."""
+               slop, lam_c, disp_lin, disp_ang, iterations, tolerance):
+    """correction() on the whole system (000 eq. 46), from lambda_c = 0 and the current ``disp``;
+    up to ``iterations`` sweeps, fewer once one moves no row by more than ``tolerance`` [m].
+    Returns (the largest penetration the sweeps met [m], sweeps done)."""
     no_order = np.empty(0, dtype=np.int64)
     for r in range(row_count):
         lam_c[r] = 0.0
     worst = 0.0
+    done = 0
     for _ in range(iterations):
-        worst = correction_sweep(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag,
+        done += 1
+        w, dx = correction_sweep(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag,
                                  row_kind, row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang)
-    return worst
+        if w > worst:
+            worst = w
+        if dx <= tolerance:
+            break
+    return worst, done
 
 
 @kernel
@@ -311,3 +375,18 @@ def store_layer_impulses(contact_count, row_J, lam, scale, contact_aux_impulse):
         for k in range(3):
             f = lam[r0 + 1] * row_J[r0 + 1, 1, k] + lam[r0 + 2] * row_J[r0 + 2, 1, k]
             contact_aux_impulse[c, 1 + k] = scale * f
+
+
+@kernel
+def update_depths(contact_count, row_body, row_J, disp_lin, disp_ang, contact_depth):
+    """depth_c -= J_c disp for the normal row c of every contact (``prepare_normal_rows`` layout):
+    the first-order change of the separation along n after the bodies moved by ``disp``."""
+    for c in range(contact_count):
+        jd = 0.0
+        for side in range(2):
+            b = row_body[c, side]
+            if b < 0:
+                continue
+            for k in range(3):
+                jd += row_J[c, side, k] * disp_lin[b, k] + row_J[c, side, 3 + k] * disp_ang[b, k]
+        contact_depth[c] -= jd
