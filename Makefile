@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv peers demo test test-fast bench lint warm clean
+.PHONY: venv peers demo test test-fast bench bench-stacking lint warm clean
 
 venv: $(VENV)/.installed
 
@@ -39,6 +39,11 @@ test-fast: warm
 
 bench: peers warm
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/stacking.py
+
+# the stacking experiments of Erleben 000 (issue 3): benchmarks/results/<machine>/stacking.md + PNGs
+bench-stacking: peers warm
+	$(BIN)/python benchmarks/stacking.py
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks examples

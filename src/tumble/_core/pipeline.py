@@ -31,6 +31,7 @@ from tumble._core.solvers.shock import (
     accumulate_displacement,
     apply_displacement,
     correction,
+    layer_targets,
     load_layer_impulses,
     prepare_normal_rows,
     shock_propagation,
@@ -196,14 +197,20 @@ def _dynamics_shock(w, dt, prof, t):
         build_layers(rows, r.row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, row_block,
                      layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies)
         w.counters["layers"] = int(layers)
+        if s.layer_targets == "incremental":
+            bias = np.empty(rows)
+            layer_targets(rows, r.row_body, r.row_J, r.row_kind, r.row_bias, b.body_linear_velocity,
+                          b.body_angular_velocity, s.layer_collision_speed, bias)
+        else:
+            bias = r.row_bias
         t = _lap(prof, "graph", t)
         _integrate_velocities(w, h)
         # the layer impulses are cached per full step like the others; this solve spans (1 - a) dt
         load_layer_impulses(c.count, r.row_J, c.contact_aux_impulse, (1.0 - a) if s.warm_start else 0.0, lam)
         worst, layer_sweeps, layer_corrections = shock_propagation(
             layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
-            layer_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_owner,
-            c.contact_depth, s.correction_slop, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity, disp_lin,
+            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_owner,
+            _correction_target(c, s), 0.0, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity, disp_lin,
             disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance, row_block,
             s.block_iterations, s.block_tolerance)
         w.counters["layer_sweeps"] = int(layer_sweeps)
@@ -212,7 +219,7 @@ def _dynamics_shock(w, dt, prof, t):
     else:
         w.counters["layers"] = 1
         worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner,
-                              c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang, s.correction_iterations,
+                              _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang, s.correction_iterations,
                               s.correction_tolerance)
     apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
     w.counters["layer_penetration"] = float(worst)
@@ -230,15 +237,22 @@ def _dynamics_shock(w, dt, prof, t):
         disp_ang[:] = 0.0
         lam_c = np.empty(r.count)
         worst, _ = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
-                              r.row_owner, c.contact_depth, s.correction_slop, lam_c, disp_lin, disp_ang,
+                              r.row_owner, _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang,
                               s.correction_iterations, s.correction_tolerance)
         apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
         w.counters["final_penetration"] = float(worst)
-        if s.reuse_final_contacts:
+        moved = max(float(np.abs(disp_lin).max()), float(np.abs(disp_ang).max())) if n else 0.0
+        if s.reuse_final_contacts and moved <= s.reuse_max_correction:
             # depth after the correction, to first order: depth - J_n disp (the rows are the normals)
             update_depths(c.count, r.row_body, r.row_J, disp_lin, disp_ang, c.contact_depth)
             w.final_state = _state_key(w)
         _lap(prof, "correction", t)
+
+
+def _correction_target(c, s):
+    """Per contact, how far correction() must separate the points: depth - slop, at most
+    ``max_correction`` per step (a deep overlap is undone over several steps)."""
+    return np.minimum(c.contact_depth[: c.count] - s.correction_slop, s.max_correction)
 
 
 def _state_key(w):

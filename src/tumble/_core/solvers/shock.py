@@ -390,3 +390,24 @@ def update_depths(contact_count, row_body, row_J, disp_lin, disp_ang, contact_de
             for k in range(3):
                 jd += row_J[c, side, k] * disp_lin[b, k] + row_J[c, side, 3 + k] * disp_ang[b, k]
         contact_depth[c] -= jd
+
+
+@kernel
+def layer_targets(row_count, row_body, row_J, row_kind, row_bias, v_lin, v_ang, threshold, out):
+    """Velocity targets of the layer solves when they must not stop a collision against a fixated
+    body: a normal row that the whole-system solve left approaching faster than ``threshold``
+    [m/s] gets the target min(zeta, J u_a) (it may keep approaching that fast; the layer only
+    stops the rest of the step's gravity from adding to it); resting rows and other rows keep zeta."""
+    for r in range(row_count):
+        out[r] = row_bias[r]
+        if row_kind[r] != T.ROW_CONTACT_NORMAL:
+            continue
+        jv = 0.0
+        for side in range(2):
+            b = row_body[r, side]
+            if b < 0:
+                continue
+            for k in range(3):
+                jv += row_J[r, side, k] * v_lin[b, k] + row_J[r, side, 3 + k] * v_ang[b, k]
+        if jv < -threshold and jv < out[r]:
+            out[r] = jv
