@@ -112,7 +112,8 @@ class ShockSettings(PGSSettings):
             "popcorn" of §6.1); default 1e-4.
         tolerance: [m/s] a dynamics solve (the whole system's, or one layer's) stops before
             ``iterations`` sweeps once a sweep changes no row velocity by more than this; 0 always
-            runs them all. Default 1e-6.
+            runs them all. Default 1e-5 (tower_roof before impact: 24 ms/step and 0.014 mm drift in
+            3 s, against 40 ms and 0.023 mm at 1e-6; the per-body repeats do the fine work).
         correction_tolerance: [m] the same for correction() sweeps (displacement per row); default 1e-6.
         block_iterations: inside each layer sweep, repeat the rows of one body (its contacts with
             the fixated bodies below and its siblings) up to this many times before moving to the
@@ -171,7 +172,7 @@ class ShockSettings(PGSSettings):
     layer_collision_speed: float = 0.05
     reuse_final_contacts: bool = True
     reuse_max_correction: float = 1e-3
-    tolerance: float = 1e-6
+    tolerance: float = 1e-5
     correction_tolerance: float = 1e-6
     block_iterations: int = 20
     block_tolerance: float = 1e-9

@@ -92,7 +92,9 @@ def test_tower_roof_small_block_comes_to_rest_and_cannonball_opens_a_breach():
     r = m.result()
     assert r["pre_spawn_max_drift"] < 1e-3 and r["pre_spawn_max_penetration"] < 1e-3
     assert block_speed is not None and block_speed < 1e-3            # at rest before the cannonball
-    assert top == pytest.approx(12 * 0.2 + 0.4, abs=5e-3)             # on the top course
+    # on the top course: the 3 m/s landing of 512 bricks' mass lifts single top bricks by up to
+    # 7 mm and tilts them 1.7 degrees (measured), so 1 cm
+    assert top == pytest.approx(12 * 0.2 + 0.4, abs=1e-2)
     assert r["displaced"] >= 20                                       # a breach (measured: 131 bricks)
     assert r["energy_max_gain"] < 1e-3 * r["energy_budget"]
 
