@@ -127,13 +127,12 @@ class ShockSettings(PGSSettings):
             than this; default 1e-9.
         layer_targets: "paper" -- each layer solve enforces the contacts' velocity targets against
             its fixated (infinitely heavy) bottom bodies, as Fig. 14 reads; "incremental" (default)
-            -- a contact the whole-system dynamics(a dt) left approaching faster than
-            ``layer_collision_speed`` (a collision, not a resting contact) may keep approaching that
-            fast, the layer only stops the rest of the step's gravity and forces from adding to it
-            (the correction then removes the overlap); resting contacts are treated as in "paper".
-            Why: a fixated body moving into the one above launches that body whatever the masses;
-            in tower_roof (cannon at 2 s) the tumbling 32 kg bricks threw the 16 t block 3 m up
-            (+0.5 MJ) under "paper"; "incremental" measured no gain in the same run.
+            -- where a fixated body itself moves into the body above it faster than
+            ``layer_collision_speed`` (after dynamics(a dt)), the layer asks the upper body only to
+            stop its own approach, not to get out of the way (the correction removes the overlap);
+            a body falling onto its base is stopped as in "paper". Why: a fixated body moving into
+            the one above launches it whatever the masses; in tower_roof (cannon at 2 s) the
+            tumbling 32 kg bricks threw the 16 t block 3 m up (+0.5 MJ) under "paper".
         layer_collision_speed: [m/s] see ``layer_targets``; default 0.05 (a resting contact's
             residual approach after dynamics(a dt) is about a g dt = 1 mm/s at dt 0.01).
         max_correction: [m] the most one correction() may separate a contact in one step

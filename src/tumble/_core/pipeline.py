@@ -199,8 +199,8 @@ def _dynamics_shock(w, dt, prof, t):
         w.counters["layers"] = int(layers)
         if s.layer_targets == "incremental":
             bias = np.empty(rows)
-            layer_targets(rows, r.row_body, r.row_J, r.row_kind, r.row_bias, b.body_linear_velocity,
-                          b.body_angular_velocity, s.layer_collision_speed, bias)
+            layer_targets(rows, r.row_body, r.row_J, r.row_kind, r.row_bias, row_layer, height,
+                          b.body_linear_velocity, b.body_angular_velocity, s.layer_collision_speed, bias)
         else:
             bias = r.row_bias
         t = _lap(prof, "graph", t)

@@ -437,21 +437,29 @@ def update_depths(contact_count, row_body, row_J, disp_lin, disp_ang, contact_de
 
 
 @kernel
-def layer_targets(row_count, row_body, row_J, row_kind, row_bias, v_lin, v_ang, threshold, out):
-    """Velocity targets of the layer solves when they must not stop a collision against a fixated
-    body: a normal row that the whole-system solve left approaching faster than ``threshold``
-    [m/s] gets the target min(zeta, J u_a) (it may keep approaching that fast; the layer only
-    stops the rest of the step's gravity from adding to it); resting rows and other rows keep zeta."""
+def layer_targets(row_count, row_body, row_J, row_kind, row_bias, row_layer, body_height, v_lin, v_ang, threshold,
+                  out):
+    """Velocity targets of the layer solves that do not let a fixated body launch the one above.
+
+    For a normal row of layer i, J u = J_top u_top + J_base u_base, the base being the side of
+    height i (fixated in that layer). When the base itself moves into the top faster than
+    ``threshold`` [m/s] after dynamics(a dt) (J_base u_base < -threshold: a tumbling brick
+    hitting the block above it), the top is only asked to keep J u >= min(zeta, J_base u_base),
+    i.e. to stop its own approach but not to get out of the base's way; the overlap this leaves is
+    the correction's. Falling onto a base (the top's approach) is stopped as in the paper. Rows
+    between siblings and friction rows keep zeta."""
     for r in range(row_count):
         out[r] = row_bias[r]
-        if row_kind[r] != T.ROW_CONTACT_NORMAL:
+        if row_kind[r] != T.ROW_CONTACT_NORMAL or row_layer[r] < 0:
             continue
-        jv = 0.0
+        jb = 0.0
+        bases = 0
         for side in range(2):
             b = row_body[r, side]
-            if b < 0:
+            if b < 0 or body_height[b] != row_layer[r]:
                 continue
+            bases += 1
             for k in range(3):
-                jv += row_J[r, side, k] * v_lin[b, k] + row_J[r, side, 3 + k] * v_ang[b, k]
-        if jv < -threshold and jv < out[r]:
-            out[r] = jv
+                jb += row_J[r, side, k] * v_lin[b, k] + row_J[r, side, 3 + k] * v_ang[b, k]
+        if bases == 1 and jb < -threshold and jb < out[r]:
+            out[r] = jb
