@@ -38,6 +38,10 @@ from tumble._core.solvers.common import fill_row
 from tumble._core.solvers.merit import ncp_merit
 from tumble._core.solvers.pgs import warm_start
 
+#: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
+#: costs a thread wake-up and a barrier, more than a few small blocks take serially).
+PARALLEL_MIN_BLOCKS = 8
+
 
 @kernel(inline="always")
 def _movable(b, layer, body_height):
@@ -272,7 +276,7 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                 starts[nb] = k
                 nb += 1
         starts[nb] = s1
-        parallel = independent and nb > 1
+        parallel = independent and nb >= PARALLEL_MIN_BLOCKS
         per_block = np.zeros(nb)
         per_block_w = np.zeros(nb)
         for _ in range(iterations):
