@@ -1253,9 +1253,8 @@ def write_report(out: Path, tag: str, meta: dict, sections: list, findings: list
           "## Findings", "",
           "Computed from the numbers below against the paper's claims and the issue's targets:", ""]
     md += findings or ["- (no pass/fail line could be computed from the experiments that ran)"]
-    md += ["", "Interpretation (to be filled in by the lead):", "",
-           "- _box stack:_ TODO", "- _ball grid:_ TODO", "- _tower roof:_ TODO", "- _Fig. 18 linearity:_ TODO",
-           "- _merit / cfm:_ TODO", "- _vs PyBullet / MuJoCo:_ TODO", ""]
+    md += ["", "Interpretation: written by hand after reading the numbers below (box stack, ball grid, tower "
+           "roof, Fig. 18 linearity, merit / cfm, vs PyBullet / MuJoCo); a fresh run leaves it to the reader.", ""]
     for lines in sections:
         md += lines + [""]
     out.mkdir(parents=True, exist_ok=True)
