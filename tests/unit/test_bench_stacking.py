@@ -107,7 +107,7 @@ def test_write_report_writes_markdown_and_json(tmp_path):
                           ["- a finding -> PASS"], {"fig18": {"fit": {"slope": np.float64(2.0)}}})
     md = (tmp_path / "stacking.md").read_text()
     assert md.startswith("# tumble stacking experiments")
-    for s in ("test-cpu", "2 cores", "2025-01-01", "quick mode", "## Findings", "- a finding -> PASS", "TODO",
+    for s in ("test-cpu", "2 cores", "2025-01-01", "quick mode", "## Findings", "- a finding -> PASS", "Interpretation",
               "## 4. Fig. 18"):
         assert s in md
     data = json.loads((tmp_path / "stacking.json").read_text())
