@@ -94,8 +94,8 @@ def _collide(w, prof, t):
     return c.count
 
 
-def _dynamics_pgs(w, dt, prof, t):
-    """Catto 001: rows from contacts, v += dt M^-1 F_ext, PGS (Alg. 4), x += dt v."""
+def _prepare_contact_rows(w, dt):
+    """Rows (normal + 2 friction) of every contact point of the current store (solvers.common)."""
     b, c, r, s = w.bodies, w.contact_store, w.rows, w.settings
     count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, b.count)
     r.reserve(3 * c.count + 1)
@@ -108,9 +108,13 @@ def _dynamics_pgs(w, dt, prof, t):
         s.max_correction_speed, s.restitution_threshold, fm, float(np.linalg.norm(w.gravity)), s.warm_start, 0,
         r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
         r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
-    integrate_velocities(b.body_linear_velocity, b.body_angular_velocity, b.body_orientation, b.body_inv_mass,
-                         b.body_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed,
-                         b.count, w.gravity, dt, s.gyroscopic, s.linear_damping, s.angular_damping)
+
+
+def _dynamics_pgs(w, dt, prof, t):
+    """Catto 001: rows from contacts, v += dt M^-1 F_ext, PGS (Alg. 4), x += dt v."""
+    b, c, r, s = w.bodies, w.contact_store, w.rows, w.settings
+    _prepare_contact_rows(w, dt)
+    _integrate_velocities(w, dt)
     t = _lap(prof, "prepare", t)
 
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
@@ -146,17 +150,7 @@ def _dynamics_shock(w, dt, prof, t):
     b, c, r, s = w.bodies, w.contact_store, w.rows, w.settings
     n = b.count
     a = s.dynamics_fraction if s.shock_propagation else 1.0
-    count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, n)
-    r.reserve(3 * c.count + 1)
-    fm = FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB
-    r.count = prepare_contact_rows(
-        c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
-        c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
-        b.body_position, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_mass,
-        b.body_inv_inertia_world, b.body_fixed, b.body_contact_count, dt, s.baumgarte, s.slop,
-        s.max_correction_speed, s.restitution_threshold, fm, float(np.linalg.norm(w.gravity)), s.warm_start, 0,
-        r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
-        r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
+    _prepare_contact_rows(w, dt)
     rows = r.count
     # the cache holds impulses per full step (force x dt); the a dt solve starts from a of them
     r.row_lambda[:rows] *= a

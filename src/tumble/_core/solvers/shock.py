@@ -36,7 +36,7 @@ from tumble._core import types as T
 from tumble._core.config import kernel, kernel_parallel
 from tumble._core.solvers.common import fill_row
 from tumble._core.solvers.merit import ncp_merit
-from tumble._core.solvers.pgs import warm_start
+from tumble._core.solvers.pgs import _row_velocity, warm_start
 
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
@@ -47,6 +47,18 @@ PARALLEL_MIN_BLOCKS = 8
 def _movable(b, layer, body_height):
     """Whether side body ``b`` takes impulses in ``layer`` (-1: the whole system, no fixation)."""
     return b >= 0 and (layer < 0 or body_height[b] != layer)
+
+
+@kernel(inline="always")
+def _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang):
+    """V += B_r delta on the sides of row r that are movable in ``layer`` (fixated sides keep V)."""
+    for side in range(2):
+        b = row_body[r, side]
+        if not _movable(b, layer, body_height):
+            continue
+        for c in range(3):
+            v_lin[b, c] += delta * row_B[r, side, c]
+            v_ang[b, c] += delta * row_B[r, side, 3 + c]
 
 
 @kernel
@@ -67,13 +79,7 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
         inv_d = inv_diag[r]
         if inv_d == 0.0:
             continue
-        jv = 0.0
-        for side in range(2):
-            b = row_body[r, side]
-            if b < 0:
-                continue
-            for c in range(3):
-                jv += row_J[r, side, c] * v_lin[b, c] + row_J[r, side, 3 + c] * v_ang[b, c]
+        jv = _row_velocity(r, row_body, row_J, v_lin, v_ang)
         lo = row_lo[r]
         hi = row_hi[r]
         link = row_link[r]
@@ -95,13 +101,7 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
             dv = abs(delta) / inv_d
             if dv > max_dv:
                 max_dv = dv
-            for side in range(2):
-                b = row_body[r, side]
-                if not _movable(b, layer, body_height):
-                    continue
-                for c in range(3):
-                    v_lin[b, c] += delta * row_B[r, side, c]
-                    v_ang[b, c] += delta * row_B[r, side, 3 + c]
+            _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang)
     return max_dv
 
 
@@ -151,13 +151,7 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
         inv_d = inv_diag[r]
         if inv_d == 0.0:
             continue
-        jd = 0.0
-        for side in range(2):
-            b = row_body[r, side]
-            if b < 0:
-                continue
-            for c in range(3):
-                jd += row_J[r, side, c] * disp_lin[b, c] + row_J[r, side, 3 + c] * disp_ang[b, c]
+        jd = _row_velocity(r, row_body, row_J, disp_lin, disp_ang)      # J disp: the same product
         target = contact_depth[row_owner[r]] - slop
         residual = target - jd
         if residual > worst:
@@ -172,13 +166,7 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
             dx = abs(delta) / inv_d
             if dx > max_dx:
                 max_dx = dx
-            for side in range(2):
-                b = row_body[r, side]
-                if not _movable(b, layer, body_height):
-                    continue
-                for c in range(3):
-                    disp_lin[b, c] += delta * row_B[r, side, c]
-                    disp_ang[b, c] += delta * row_B[r, side, 3 + c]
+            _apply_movable(r, delta, layer, body_height, row_body, row_B, disp_lin, disp_ang)
     return worst, max_dx
 
 
@@ -253,13 +241,7 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
             if lam0 == 0.0:
                 continue
             # warm start of this layer (001 §8): V += B lambda0 on the movable sides only
-            for side in range(2):
-                b = row_body[r, side]
-                if not _movable(b, layer, body_height):
-                    continue
-                for c in range(3):
-                    v_lin[b, c] += lam0 * row_B[r, side, c]
-                    v_ang[b, c] += lam0 * row_B[r, side, 3 + c]
+            _apply_movable(r, lam0, layer, body_height, row_body, row_B, v_lin, v_ang)
         # block boundaries, and whether the blocks are independent
         nb = 0
         independent = True
@@ -430,14 +412,7 @@ def update_depths(contact_count, row_body, row_J, disp_lin, disp_ang, contact_de
     """depth_c -= J_c disp for the normal row c of every contact (``prepare_normal_rows`` layout):
     the first-order change of the separation along n after the bodies moved by ``disp``."""
     for c in range(contact_count):
-        jd = 0.0
-        for side in range(2):
-            b = row_body[c, side]
-            if b < 0:
-                continue
-            for k in range(3):
-                jd += row_J[c, side, k] * disp_lin[b, k] + row_J[c, side, 3 + k] * disp_ang[b, k]
-        contact_depth[c] -= jd
+        contact_depth[c] -= _row_velocity(c, row_body, row_J, disp_lin, disp_ang)
 
 
 @kernel
