@@ -26,7 +26,8 @@ $(VENV)/.peers: $(VENV)/.installed
 # compile every kernel once into the Numba cache so parallel test workers only load it; the tests
 # of the benchmark peers (PyBullet, MuJoCo builders) need the peers extra, so the suite installs it
 warm: peers
-	$(BIN)/python -c "import tumble.scenes as s; w = s.build('stack3_nocache'); w.step(1/60)"
+	$(BIN)/python -c "import tumble.scenes as s; w = s.build('stack3_nocache'); w.step(1/60); \
+	  w = s.build('stack3_nocache', solver='shock'); w.step(1/60); w.step(1/60)"
 
 demo: venv
 	$(BIN)/python examples/demo.py --out demo
