@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from tumble._core.config import kernel
 from tumble._core.solvers.merit import ncp_merit
 
@@ -30,33 +32,50 @@ def _row_velocity(r, row_body, row_J, v_lin, v_ang):
     return s
 
 
-@kernel(inline="always")
-def _apply(r, delta, row_body, row_B, v_lin, v_ang):
-    for side in range(2):
-        b = row_body[r, side]
-        if b < 0:
-            continue
-        for k in range(3):
-            v_lin[b, k] += delta * row_B[r, side, k]
-            v_ang[b, k] += delta * row_B[r, side, 3 + k]
-
-
 @kernel
 def warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang):
     """V += B lambda0 (the cached impulses of the previous step, 001 §8)."""
+    none = np.empty(0, dtype=np.int64)
     for r in range(row_count):
         lam = row_lambda[r]
         if lam != 0.0:
-            _apply(r, lam, row_body, row_B, v_lin, v_ang)
+            _apply_movable(r, lam, -1, none, row_body, row_B, v_lin, v_ang)
+
+
+@kernel(inline="always")
+def _movable(b, layer, body_height):
+    """Whether side body ``b`` takes impulses in ``layer`` (-1: the whole system, no fixation)."""
+    return b >= 0 and (layer < 0 or body_height[b] != layer)
+
+
+@kernel(inline="always")
+def _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang):
+    """V += B_r delta on the sides of row r that are movable in ``layer`` (fixated sides keep V)."""
+    for side in range(2):
+        b = row_body[r, side]
+        if not _movable(b, layer, body_height):
+            continue
+        for c in range(3):
+            v_lin[b, c] += delta * row_B[r, side, c]
+            v_ang[b, c] += delta * row_B[r, side, 3 + c]
 
 
 @kernel
-def pgs_sweep(row_start, row_stop, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
-              row_mu, row_lambda, v_lin, v_ang):
-    """One Gauss-Seidel sweep over rows [row_start, row_stop). Returns max |applied velocity change|."""
+def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, inv_diag, row_bias, row_lo,
+               row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm):
+    """One projected Gauss-Seidel sweep (000 eq. 28-30) over rows ``order[start:stop]`` (or the rows
+    ``start:stop`` themselves when ``order`` is empty).
+
+    Both bodies' velocities enter J v; only the movable sides receive B delta (fixation). With
+    constraint force mixing gamma > 0 (000 eq. 41, A' = A + gamma I) the update is
+    lambda += (zeta - J v - gamma lambda) / (A_ii + gamma).
+    Returns the largest velocity change along a row, |delta lambda| (J B)_ii [m/s].
+    """
+    use_order = order.shape[0] > 0
     max_dv = 0.0
-    for r in range(row_start, row_stop):
-        inv_d = row_inv_diag[r]
+    for k in range(start, stop):
+        r = order[k] if use_order else k
+        inv_d = inv_diag[r]
         if inv_d == 0.0:
             continue
         jv = _row_velocity(r, row_body, row_J, v_lin, v_ang)
@@ -64,22 +83,35 @@ def pgs_sweep(row_start, row_stop, row_body, row_J, row_B, row_inv_diag, row_bia
         hi = row_hi[r]
         link = row_link[r]
         if link >= 0:
-            hi = row_mu[r] * row_lambda[link]
+            hi = row_mu[r] * lam[link]
             lo = -hi
-        old = row_lambda[r]
-        new = old + (row_bias[r] - jv) * inv_d
+        old = lam[r]
+        if cfm > 0.0:
+            new = old + (row_bias[r] - jv - cfm * old) / (1.0 / inv_d + cfm)
+        else:
+            new = old + (row_bias[r] - jv) * inv_d
         if new < lo:
             new = lo
         elif new > hi:
             new = hi
         delta = new - old
         if delta != 0.0:
-            row_lambda[r] = new
-            _apply(r, delta, row_body, row_B, v_lin, v_ang)
+            lam[r] = new
             dv = abs(delta) / inv_d
             if dv > max_dv:
                 max_dv = dv
+            _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang)
     return max_dv
+
+
+@kernel
+def pgs_sweep(row_start, row_stop, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
+              row_mu, row_lambda, v_lin, v_ang):
+    """One Gauss-Seidel sweep over rows [row_start, row_stop) of the whole system (no fixation, no
+    constraint force mixing). Returns max |applied velocity change|."""
+    none = np.empty(0, dtype=np.int64)
+    return sweep_rows(none, row_start, row_stop, -1, none, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
+                      row_hi, row_link, row_mu, row_lambda, v_lin, v_ang, 0.0)
 
 
 @kernel

@@ -36,73 +36,11 @@ from tumble._core import types as T
 from tumble._core.config import kernel, kernel_parallel
 from tumble._core.solvers.common import fill_row
 from tumble._core.solvers.merit import ncp_merit
-from tumble._core.solvers.pgs import _row_velocity, warm_start
+from tumble._core.solvers.pgs import _apply_movable, _movable, _row_velocity, sweep_rows, warm_start
 
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
 PARALLEL_MIN_BLOCKS = 8
-
-
-@kernel(inline="always")
-def _movable(b, layer, body_height):
-    """Whether side body ``b`` takes impulses in ``layer`` (-1: the whole system, no fixation)."""
-    return b >= 0 and (layer < 0 or body_height[b] != layer)
-
-
-@kernel(inline="always")
-def _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang):
-    """V += B_r delta on the sides of row r that are movable in ``layer`` (fixated sides keep V)."""
-    for side in range(2):
-        b = row_body[r, side]
-        if not _movable(b, layer, body_height):
-            continue
-        for c in range(3):
-            v_lin[b, c] += delta * row_B[r, side, c]
-            v_ang[b, c] += delta * row_B[r, side, 3 + c]
-
-
-@kernel
-def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, inv_diag, row_bias, row_lo,
-               row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm):
-    """One projected Gauss-Seidel sweep (000 eq. 28-30) over rows ``order[start:stop]`` (or the rows
-    ``start:stop`` themselves when ``order`` is empty).
-
-    Both bodies' velocities enter J v; only the movable sides receive B delta (fixation). With
-    constraint force mixing gamma > 0 (000 eq. 41, A' = A + gamma I) the update is
-    lambda += (zeta - J v - gamma lambda) / (A_ii + gamma).
-    Returns the largest velocity change along a row, |delta lambda| (J B)_ii [m/s].
-    """
-    use_order = order.shape[0] > 0
-    max_dv = 0.0
-    for k in range(start, stop):
-        r = order[k] if use_order else k
-        inv_d = inv_diag[r]
-        if inv_d == 0.0:
-            continue
-        jv = _row_velocity(r, row_body, row_J, v_lin, v_ang)
-        lo = row_lo[r]
-        hi = row_hi[r]
-        link = row_link[r]
-        if link >= 0:
-            hi = row_mu[r] * lam[link]
-            lo = -hi
-        old = lam[r]
-        if cfm > 0.0:
-            new = old + (row_bias[r] - jv - cfm * old) / (1.0 / inv_d + cfm)
-        else:
-            new = old + (row_bias[r] - jv) * inv_d
-        if new < lo:
-            new = lo
-        elif new > hi:
-            new = hi
-        delta = new - old
-        if delta != 0.0:
-            lam[r] = new
-            dv = abs(delta) / inv_d
-            if dv > max_dv:
-                max_dv = dv
-            _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang)
-    return max_dv
 
 
 @kernel
