@@ -12,6 +12,7 @@ Importing tumble compiles nothing; kernels compile (or load from the Numba cache
 from tumble import materials, scenes
 from tumble.errors import (
     BodyError,
+    JointError,
     MaterialError,
     SceneError,
     SettingsError,
@@ -19,6 +20,7 @@ from tumble.errors import (
     SimulationError,
     TumbleError,
 )
+from tumble.joints import Ball, Distance, Fixed, Hinge, Joint, JointBreak, JointReaction, Motor, Slider
 from tumble.materials import Material
 from tumble.settings import PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
@@ -29,5 +31,6 @@ __version__ = "0.1.0"
 __all__ = [
     "World", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound", "Material",
     "materials", "scenes", "PGSSettings", "ShockSettings", "TumbleError", "ShapeError", "BodyError", "MaterialError",
-    "SettingsError", "SceneError", "SimulationError", "__version__",
+    "SettingsError", "SceneError", "SimulationError", "JointError", "Joint", "Ball", "Hinge", "Slider", "Distance",
+    "Fixed", "Motor", "JointReaction", "JointBreak", "__version__",
 ]

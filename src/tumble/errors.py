@@ -17,6 +17,10 @@ class MaterialError(TumbleError, ValueError):
     """A material is invalid (negative friction, restitution outside [0, 1] ...)."""
 
 
+class JointError(TumbleError, ValueError):
+    """A joint definition is invalid (same body twice, zero axis, NaN anchor, reversed limits ...)."""
+
+
 class SettingsError(TumbleError, ValueError):
     """A solver setting or solver name is invalid."""
 

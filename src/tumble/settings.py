@@ -44,6 +44,10 @@ class PGSSettings:
         gyroscopic: include w x I w, integrated implicitly (stable form), default True.
         linear_damping, angular_damping: [1/s] velocity damping, default 0 (none).
         record_merit: keep theta(lambda) after every sweep in ``world.merit_history`` (000 Fig. 5).
+        joint_baumgarte: beta * dt for joint rows, the fraction of a joint's position error (anchor
+            separation, axis misalignment, limit overshoot) removed per step (001 eq. 20), default 0.2
+            for both solvers (the shock solver's projection handles contacts only, so joints keep
+            their feedback there too).
     """
 
     iterations: int = 10
@@ -60,6 +64,7 @@ class PGSSettings:
     linear_damping: float = 0.0
     angular_damping: float = 0.0
     record_merit: bool = False
+    joint_baumgarte: float = 0.2
 
     def validate(self) -> None:
         if not isinstance(self.iterations, int) or isinstance(self.iterations, bool) or self.iterations < 1:
@@ -72,8 +77,10 @@ class PGSSettings:
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise SettingsError(f"setting {name}={v!r} must be a finite number >= 0")
-        if not (isinstance(self.baumgarte, (int, float)) and 0.0 <= self.baumgarte <= 1.0):
-            raise SettingsError(f"setting baumgarte={self.baumgarte!r} must be in [0, 1] (it is beta*dt)")
+        for name in ("baumgarte", "joint_baumgarte"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0):
+                raise SettingsError(f"setting {name}={v!r} must be in [0, 1] (it is beta*dt)")
         if self.friction_model not in FRICTION_MODELS:
             raise SettingsError(f"setting friction_model={self.friction_model!r} is unknown; "
                                 f"choose one of {FRICTION_MODELS}")

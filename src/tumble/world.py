@@ -18,8 +18,9 @@ import numpy as np
 from tumble._core.collision.broad_phase import SweepAndPrune
 from tumble._core.collision.hull import HullStore
 from tumble._core.math3d import quat_to_matrices, quat_to_matrix_py
-from tumble._core.storage import BodyStore, ContactStore, GeomStore, RowStore
+from tumble._core.storage import BodyStore, ContactStore, GeomStore, JointStore, RowStore
 from tumble.errors import BodyError, SettingsError
+from tumble.joint_registry import JointRegistry
 from tumble.materials import DEFAULT, Material
 from tumble.settings import SOLVER_SETTINGS
 from tumble.shapes import Compound, ConvexHull, Plane, Shape
@@ -97,6 +98,9 @@ class World:
         self._shapes: list[Shape] = []
         self._materials: list[Material] = []
         self._spawns: list[tuple[float, Shape, dict]] = []  # (time, shape, add_body keywords), queue order
+        self.joint_store = JointStore()
+        self._joints = JointRegistry(self)
+        self.events: list = []  # events of the last step (tumble.joints.JointBreak)
 
     # ------------------------------------------------------------------ bodies
     def add_body(self, shape: Shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), *,
@@ -324,6 +328,64 @@ class World:
             rec.save(record)
         return {"steps": n, "wall_s": wall, "ms_per_step": 1000.0 * wall / max(n, 1),
                 "realtime_factor": (n * dt) / wall if wall > 0 else math.inf}
+
+    # ------------------------------------------------------------------ joints
+    def add_joint(self, joint) -> int:
+        """Add a joint (``tumble.Ball``, ``Hinge``, ``Slider``, ``Distance``, ``Fixed``) between existing
+        bodies; returns its id. Anchors and axes are read in world coordinates now. Raises
+        ``JointError`` naming the joint, field and value for a bad definition."""
+        return self._joints.add(joint)
+
+    def remove_joint(self, joint: int) -> None:
+        """Remove joint ``joint`` (its id stays taken; its bodies collide again unless excluded)."""
+        self._joints.remove(joint)
+
+    def joint(self, joint: int):
+        """The definition of joint ``joint`` as added (world-frame anchors and axes at creation)."""
+        return self._joints.spec(joint)
+
+    @property
+    def joint_count(self) -> int:
+        """Joints ever added (removed and broken ones included: ids are never reused)."""
+        return self.joint_store.count
+
+    def joint_active(self, joint: int) -> bool:
+        """False once the joint was removed or broke."""
+        return bool(self.joint_store.joint_active[self._joints.check(joint)])
+
+    def joint_reaction(self, joint: int):
+        """``JointReaction(force, torque)`` of the last step: what the joint applied to body b [N],
+        [N m] about b's anchor, world frame, averaged over the step (zeros before the first step)."""
+        from tumble.joints import JointReaction
+
+        j = self._joints.check(joint)
+        js = self.joint_store
+        return JointReaction(js.joint_force[j].copy(), js.joint_torque[j].copy())
+
+    def joint_position(self, joint: int) -> float:
+        """The joint coordinate: a hinge's angle [rad] (unwrapped across turns) or a slider's
+        translation [m], 0 at creation; 0 for other types."""
+        return float(self.joint_store.joint_coord[self._joints.check(joint)])
+
+    def joint_speed(self, joint: int) -> float:
+        """Rate of ``joint_position`` [rad/s or m/s] from the current velocities."""
+        return self._joints.speed(joint)
+
+    def set_motor(self, joint: int, motor) -> None:
+        """Replace the motor of hinge or slider ``joint`` (``tumble.Motor`` or None to remove it)."""
+        self._joints.set_motor(joint, motor)
+
+    def disable_collision(self, a: int, b: int) -> None:
+        """Bodies ``a`` and ``b`` no longer collide with each other (until ``enable_collision``)."""
+        self._joints.exclude(self._check(a), self._check(b), +1)
+
+    def enable_collision(self, a: int, b: int) -> None:
+        """Undo one ``disable_collision(a, b)``; joints that exclude the pair keep excluding it."""
+        self._joints.exclude(self._check(a), self._check(b), -1)
+
+    def collides(self, a: int, b: int) -> bool:
+        """Whether bodies ``a`` and ``b`` may collide (not excluded by a joint or the user)."""
+        return not self._joints.excluded(self._check(a), self._check(b))
 
     # ------------------------------------------------------------------ queries
     def position(self, body: int) -> np.ndarray:

@@ -17,8 +17,16 @@ import numpy as np
 
 from tumble._core.collision.geoms import refresh_fat_aabbs, update_geoms
 from tumble._core.collision.narrow_phase import narrow_phase
+from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
 from tumble._core.contact.layers import build_layers, stack_heights
+from tumble._core.dynamics.joints.rows import (
+    joint_reactions,
+    load_joint_impulses,
+    prepare_joint_rows,
+    store_joint_impulses,
+    update_joint_coordinates,
+)
 from tumble._core.dynamics.integrate import (
     first_nonfinite_body,
     integrate_positions,
@@ -69,6 +77,8 @@ def _collide(w, prof, t):
                       g.geom_fat_min, g.geom_fat_max, w.fat_count == g.count)
     w.fat_count = g.count
     pairs = w.broad_phase.update(g.geom_fat_min, g.geom_fat_max, g.geom_body, g.geom_static, g.count)
+    if w._joints.excluded_keys.shape[0]:   # joined bodies and disable_collision pairs
+        pairs = filter_pairs(pairs, g.geom_body, w._joints.excluded_keys)
     t = _lap(prof, "broad", t)
 
     # the previous step's contacts become the cache; the new ones go in the other store
@@ -94,11 +104,14 @@ def _collide(w, prof, t):
     return c.count
 
 
-def _prepare_contact_rows(w, dt):
-    """Rows (normal + 2 friction) of every contact point of the current store (solvers.common)."""
+def _prepare_rows(w, dt):
+    """Rows of every contact point (normal + 2 friction, solvers.common), then the rows of every
+    active joint (dynamics.joints.rows) from row ``3 * contacts`` on. Returns that offset."""
     b, c, r, s = w.bodies, w.contact_store, w.rows, w.settings
+    js = w.joint_store
     count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, b.count)
-    r.reserve(3 * c.count + 1)
+    offset = 3 * c.count
+    r.reserve(offset + w._joints.row_total + 1)
     fm = FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB
     r.count = prepare_contact_rows(
         c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
@@ -108,18 +121,52 @@ def _prepare_contact_rows(w, dt):
         s.max_correction_speed, s.restitution_threshold, fm, float(np.linalg.norm(w.gravity)), s.warm_start, 0,
         r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
         r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
+    r.row_cfm[:offset] = 0.0
+    if w._joints.row_total:
+        update_joint_coordinates(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                                 js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
+        prepare_joint_rows(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                           js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
+                           js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
+                           js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,
+                           b.body_inv_inertia_world, b.body_fixed, dt, s.joint_baumgarte, s.max_correction_speed,
+                           s.warm_start, offset, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
+                           r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda,
+                           r.row_owner, r.row_cfm)
+        r.count = offset + w._joints.row_total
+    w.counters["joint_rows"] = int(w._joints.row_total)
+    return offset
+
+
+def _finish_joints(w, offset, lam, dt):
+    """Cache the joint impulses of the step (``lam``: the rows' impulses over the whole step) and
+    compute the reactions from them."""
+    js, r = w.joint_store, w.rows
+    if not w._joints.row_total:
+        return
+    store_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, lam, 1.0,
+                         js.joint_impulse)
+    joint_reactions(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, r.row_J, lam, dt,
+                    js.joint_lever, js.joint_force, js.joint_torque)
+
+
+def _joint_coordinates(w):
+    js, b = w.joint_store, w.bodies
+    if w._joints.row_total:
+        update_joint_coordinates(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                                 js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
 
 
 def _dynamics_pgs(w, dt, prof, t):
     """Catto 001: rows from contacts, v += dt M^-1 F_ext, PGS (Alg. 4), x += dt v."""
     b, c, r, s = w.bodies, w.contact_store, w.rows, w.settings
-    _prepare_contact_rows(w, dt)
+    offset = _prepare_rows(w, dt)
     _integrate_velocities(w, dt)
     t = _lap(prof, "prepare", t)
 
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
     iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
-                             r.row_hi, r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity,
+                             r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
                              b.body_angular_velocity, s.iterations, s.tolerance, history)
     w.counters["iterations"] = int(iters)
     w.counters["merit"] = float(merit)
@@ -134,9 +181,10 @@ def _dynamics_pgs(w, dt, prof, t):
 
     if s.relax_iterations > 0:
         relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
-                  r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
+                  r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
                   s.relax_iterations)
     store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
+    _finish_joints(w, offset, r.row_lambda, dt)
     _lap(prof, "relax", t)
 
 
@@ -150,10 +198,13 @@ def _dynamics_shock(w, dt, prof, t):
     b, c, r, s = w.bodies, w.contact_store, w.rows, w.settings
     n = b.count
     a = s.dynamics_fraction if s.shock_propagation else 1.0
-    _prepare_contact_rows(w, dt)
+    offset = _prepare_rows(w, dt)
     rows = r.count
-    # the cache holds impulses per full step (force x dt); the a dt solve starts from a of them
+    # the cache holds impulses per full step (force x dt); the a dt solve starts from a of them, and
+    # bounded rows (motors, Catto's fixed friction) may apply their force for a dt only
     r.row_lambda[:rows] *= a
+    r.row_lo[:rows] *= a
+    r.row_hi[:rows] *= a
     height = np.zeros(n, dtype=np.int64)
     disp_lin = np.zeros((n, 3))
     disp_ang = np.zeros((n, 3))
@@ -163,10 +214,11 @@ def _dynamics_shock(w, dt, prof, t):
     # dynamics(a dt) on the whole system (eq. 45)
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
     sweeps, merit = solve_dynamics(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
-                                   r.row_hi, r.row_link, r.row_mu, r.row_lambda, b.body_linear_velocity,
+                                   r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
                                    b.body_angular_velocity, s.iterations, s.tolerance, s.cfm, height, history)
     accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
                             disp_ang)
+    lam_step = r.row_lambda[:rows].copy()    # impulses of the whole step: a dt now, (1 - a) dt added below
     r.row_lambda[:rows] *= 1.0 / a
     store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
     w.counters["iterations"] = int(sweeps)
@@ -201,21 +253,37 @@ def _dynamics_shock(w, dt, prof, t):
         _integrate_velocities(w, h)
         # the layer impulses are cached per full step like the others; this solve spans (1 - a) dt
         load_layer_impulses(c.count, r.row_J, c.contact_aux_impulse, (1.0 - a) if s.warm_start else 0.0, lam)
+        js = w.joint_store
+        load_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset,
+                            js.joint_aux_impulse, (1.0 - a) if s.warm_start else 0.0, lam)
+        r.row_lo[:rows] *= (1.0 - a) / a
+        r.row_hi[:rows] *= (1.0 - a) / a
         worst, layer_sweeps, layer_corrections = shock_propagation(
             layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
-            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_owner,
+            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_kind, r.row_owner,
             _correction_target(c, s), 0.0, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity, disp_lin,
             disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance, row_block,
             s.block_iterations, s.block_tolerance)
         w.counters["layer_sweeps"] = int(layer_sweeps)
         w.counters["layer_correction_sweeps"] = int(layer_corrections)
         store_layer_impulses(c.count, r.row_J, lam, 1.0 / (1.0 - a) if a < 1.0 else 0.0, c.contact_aux_impulse)
+        store_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, lam,
+                             1.0 / (1.0 - a) if a < 1.0 else 0.0, js.joint_aux_impulse)
+        lam_step[offset:] += lam[offset:rows]
     else:
         w.counters["layers"] = 1
         worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner,
                               _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang, s.correction_iterations,
                               s.correction_tolerance)
     apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+    if w._joints.row_total:
+        # warm start of the a dt solve: the per-step impulse cached above; reactions: the whole step's
+        joint_cache = w.joint_store.joint_impulse
+        store_joint_impulses(w.joint_store.count, w.joint_store.joint_active, w.joint_store.joint_row_start,
+                             w.joint_store.joint_row_count, offset, r.row_lambda, 1.0, joint_cache)
+        joint_reactions(w.joint_store.count, w.joint_store.joint_active, w.joint_store.joint_row_start,
+                        w.joint_store.joint_row_count, offset, r.row_J, lam_step, dt, w.joint_store.joint_lever,
+                        w.joint_store.joint_force, w.joint_store.joint_torque)
     w.counters["layer_penetration"] = float(worst)
     t = _lap(prof, "shock", t)
 
@@ -253,7 +321,7 @@ def _state_key(w):
     """What must be unchanged for the contacts of the last detection to serve the next step."""
     b, g = w.bodies, w.geoms
     return (b.count, g.count, w.solver, b.body_position[: b.count].copy(), b.body_orientation[: b.count].copy(),
-            b.body_fixed[: b.count].copy(), w.settings.contact_margin)
+            b.body_fixed[: b.count].copy(), (w.settings.contact_margin, w._joints.version))
 
 
 def _final_contacts_still_valid(w) -> bool:
@@ -314,6 +382,7 @@ def step(w, dt: float) -> None:
                               f"velocity={b.body_linear_velocity[bad].tolist()}")
     b.body_force[: b.count] = 0.0
     b.body_torque[: b.count] = 0.0
+    _joint_coordinates(w)
     # contacts: points the dynamics solved; max_penetration: the deepest point of the last detection
     # (for shock that is detect(t + dt), before the final correction: the conservative figure)
     c = w.contact_store
@@ -327,3 +396,4 @@ def step(w, dt: float) -> None:
     w.step_count += 1
     if not math.isfinite(w.time):
         raise ValueError("time overflow")
+    w.events = w._joints.break_overloaded()

@@ -145,7 +145,8 @@ class RowStore(Store):
     row_hi (s,) [N s] impulse bounds; row_link (s,) int: for a friction row the index of its normal
     row (|lambda_t| <= mu lambda_n), else -1; row_mu (s,); row_kind (s,) int (types.ROW_*);
     row_lambda (s,) [N s] accumulated impulse; row_owner (s,) int: the contact point (or joint) the
-    row belongs to.
+    row belongs to; row_cfm (s,) [(m/s) / (N s)] the row's own constraint force mixing gamma (a soft
+    row, e.g. a position servo: J v + gamma lambda = zeta), 0 for rigid rows.
     """
 
     FIELDS = {
@@ -162,4 +163,54 @@ class RowStore(Store):
         "row_kind": ((), np.int64, 0),
         "row_lambda": ((), np.float64, 0.0),
         "row_owner": ((), np.int64, -1),
+        "row_cfm": ((), np.float64, 0.0),
+    }
+
+
+class JointStore(Store):
+    """Joints (tumble.joints), one row per joint ever added; removed or broken joints stay with
+    ``joint_active`` False so joint ids never change.
+
+    joint_type (n,) int (types.JOINT_*); joint_body (n, 2) int, -1 for the world;
+    joint_anchor (n, 2, 3) [m] each side's anchor in its body frame relative to the centre of mass
+    (the world point itself for the world side); joint_axis (n, 2, 3) each side's copy of the axis,
+    body frame; joint_ref (n, 2, 3) each side's reference direction perpendicular to the axis (the
+    hinge angle is measured between them); joint_rel_q (n, 4) q_a^-1 q_b at creation (angular locks);
+    joint_length (n,) [m]; joint_soft (n, 2) (frequency [Hz], damping ratio) of a distance spring,
+    frequency 0 = rigid; joint_has_limits (n,) bool; joint_limit (n, 2) [rad or m];
+    joint_motor_mode (n,) int (types.MOTOR_*); joint_motor (n, 5): speed [rad/s or m/s], target
+    [rad or m], max force [N m or N], frequency [Hz], damping ratio; joint_break (n, 2): force [N],
+    torque [N m] thresholds; joint_collide (n,) bool; joint_active (n,) bool;
+    joint_row_start (n,), joint_row_count (n,) int: the joint's rows after the contact rows;
+    joint_impulse (n, 8) [N s or N m s] the last step's row impulses (warm start);
+    joint_aux_impulse (n, 8): the shock solver's layer impulses; joint_coord (n,) hinge angle
+    (unwrapped) [rad] or slider translation [m] since creation; joint_force (n, 3) [N],
+    joint_torque (n, 3) [N m] the reaction on b during the last step (about b's anchor, world frame);
+    joint_lever (n, 3) [m] b's anchor minus its centre of mass when the rows were built.
+    """
+
+    FIELDS = {
+        "joint_type": ((), np.int64, 0),
+        "joint_body": ((2,), np.int64, -1),
+        "joint_anchor": ((2, 3), np.float64, 0.0),
+        "joint_axis": ((2, 3), np.float64, 0.0),
+        "joint_ref": ((2, 3), np.float64, 0.0),
+        "joint_rel_q": ((4,), np.float64, 0.0),
+        "joint_length": ((), np.float64, 0.0),
+        "joint_soft": ((2,), np.float64, 0.0),
+        "joint_has_limits": ((), np.bool_, False),
+        "joint_limit": ((2,), np.float64, 0.0),
+        "joint_motor_mode": ((), np.int64, 0),
+        "joint_motor": ((5,), np.float64, 0.0),
+        "joint_break": ((2,), np.float64, np.inf),
+        "joint_collide": ((), np.bool_, False),
+        "joint_active": ((), np.bool_, False),
+        "joint_row_start": ((), np.int64, 0),
+        "joint_row_count": ((), np.int64, 0),
+        "joint_impulse": ((8,), np.float64, 0.0),
+        "joint_aux_impulse": ((8,), np.float64, 0.0),
+        "joint_coord": ((), np.float64, 0.0),
+        "joint_lever": ((3,), np.float64, 0.0),
+        "joint_force": ((3,), np.float64, 0.0),
+        "joint_torque": ((3,), np.float64, 0.0),
     }

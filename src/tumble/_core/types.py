@@ -26,3 +26,20 @@ ROW_MOTOR = 4
 #: Friction models.
 FRICTION_COULOMB = 0   # |lambda_t| <= mu lambda_n, bound updated every sweep (Erleben 000 eq. 29)
 FRICTION_FIXED = 1     # |lambda_t| <= mu m_c g, Catto 001 eq. 24-25
+
+#: Joint types (tumble.joints; kernels in tumble._core.dynamics.joints).
+JOINT_BALL = 0
+JOINT_HINGE = 1
+JOINT_SLIDER = 2
+JOINT_DISTANCE = 3
+JOINT_FIXED = 4
+
+#: Rows of each joint type without limits and motor.
+JOINT_BASE_ROWS = (3, 5, 5, 1, 6)
+#: Most rows one joint can have (hinge or slider: 5 + 2 limit rows + 1 motor row).
+JOINT_MAX_ROWS = 8
+
+#: Motor modes.
+MOTOR_NONE = 0
+MOTOR_VELOCITY = 1
+MOTOR_POSITION = 2

@@ -54,6 +54,10 @@ class SceneSpec:
         settings: solver settings as keywords of ``World`` (iterations, baumgarte, warm_start ...).
         description: one line for ``tumble scenes``.
         params: the parameters the scene was built with.
+        joints: ``tumble.joints`` definitions (Ball, Hinge, Slider, Distance, Fixed) between body ids
+            of this spec, added in order after the bodies (joint id = index); they may not involve
+            spawned bodies.
+        no_collide: body-id pairs that do not collide (``World.disable_collision``).
     """
 
     name: str
@@ -64,10 +68,17 @@ class SceneSpec:
     settings: dict = field(default_factory=dict)
     description: str = ""
     params: dict = field(default_factory=dict)
+    joints: list = field(default_factory=list)
+    no_collide: list = field(default_factory=list)
 
     def add(self, shape: Shape, position=(0.0, 0.0, 0.0), **kw) -> int:
         self.bodies.append(BodySpec(shape=shape, position=tuple(np.asarray(position, dtype=float)), **kw))
         return len(self.bodies) - 1
+
+    def joint(self, joint) -> int:
+        """Append a joint definition; returns its id."""
+        self.joints.append(joint)
+        return len(self.joints) - 1
 
     def tagged(self, tag: str) -> np.ndarray:
         """Body ids whose tag is ``tag``."""
@@ -95,6 +106,17 @@ class SceneSpec:
                 raise SceneError(f"{who}: field spawn_time={t!r} comes after a body spawned at t={last!r}; "
                                  "bodies must be in non-decreasing spawn-time order (spawned bodies last)")
             last = t
+        for k, j in enumerate(self.joints):
+            for field_name in ("a", "b"):
+                i = getattr(j, field_name, None)
+                if i is None:
+                    continue
+                if not isinstance(i, (int, np.integer)) or not 0 <= i < len(self.bodies):
+                    raise SceneError(f"scene {self.name!r}: joint {k}: field {field_name}={i!r} is not a body of the "
+                                     f"scene ({len(self.bodies)} bodies)")
+                if float(self.bodies[i].spawn_time) > 0.0:
+                    raise SceneError(f"scene {self.name!r}: joint {k}: body {i} is spawned at "
+                                     f"t={self.bodies[i].spawn_time}; joints must join bodies present from the start")
 
     def build(self, solver: str = "pgs", **settings):
         """A tumble ``World`` holding this scene (``settings`` override the scene's).
@@ -114,6 +136,10 @@ class SceneSpec:
                 w.spawn(float(b.spawn_time), b.shape, **kw)
             else:
                 w.add_body(b.shape, **kw)
+        for j in self.joints:
+            w.add_joint(j)
+        for a, b in self.no_collide:
+            w.disable_collision(a, b)
         w.scene = self
         w.default_dt = self.dt
         return w

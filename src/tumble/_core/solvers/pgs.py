@@ -62,13 +62,14 @@ def _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang):
 
 @kernel
 def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, inv_diag, row_bias, row_lo,
-               row_hi, row_link, row_mu, lam, v_lin, v_ang, cfm):
+               row_hi, row_link, row_mu, row_cfm, lam, v_lin, v_ang, cfm):
     """One projected Gauss-Seidel sweep (000 eq. 28-30) over rows ``order[start:stop]`` (or the rows
     ``start:stop`` themselves when ``order`` is empty).
 
     Both bodies' velocities enter J v; only the movable sides receive B delta (fixation). With
     constraint force mixing gamma > 0 (000 eq. 41, A' = A + gamma I) the update is
-    lambda += (zeta - J v - gamma lambda) / (A_ii + gamma).
+    lambda += (zeta - J v - gamma lambda) / (A_ii + gamma); gamma is the solver-wide ``cfm`` plus the
+    row's own ``row_cfm`` (a soft row: a spring-damper written as a regularised constraint).
     Returns the largest velocity change along a row, |delta lambda| (J B)_ii [m/s].
     """
     use_order = order.shape[0] > 0
@@ -86,8 +87,9 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
             hi = row_mu[r] * lam[link]
             lo = -hi
         old = lam[r]
-        if cfm > 0.0:
-            new = old + (row_bias[r] - jv - cfm * old) / (1.0 / inv_d + cfm)
+        gamma = cfm + row_cfm[r]
+        if gamma > 0.0:
+            new = old + (row_bias[r] - jv - gamma * old) / (1.0 / inv_d + gamma)
         else:
             new = old + (row_bias[r] - jv) * inv_d
         if new < lo:
@@ -106,17 +108,18 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
 
 @kernel
 def pgs_sweep(row_start, row_stop, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
-              row_mu, row_lambda, v_lin, v_ang):
+              row_mu, row_cfm, row_lambda, v_lin, v_ang):
     """One Gauss-Seidel sweep over rows [row_start, row_stop) of the whole system (no fixation, no
-    constraint force mixing). Returns max |applied velocity change|."""
+    solver-wide constraint force mixing; soft rows keep their ``row_cfm``). Returns max |applied
+    velocity change|."""
     none = np.empty(0, dtype=np.int64)
     return sweep_rows(none, row_start, row_stop, -1, none, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
-                      row_hi, row_link, row_mu, row_lambda, v_lin, v_ang, 0.0)
+                      row_hi, row_link, row_mu, row_cfm, row_lambda, v_lin, v_ang, 0.0)
 
 
 @kernel
 def solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-              row_lambda, v_lin, v_ang, iterations, tolerance, merit_history):
+              row_cfm, row_lambda, v_lin, v_ang, iterations, tolerance, merit_history):
     """Warm start, then up to ``iterations`` sweeps; stops early when the largest velocity change
     of a sweep is below ``tolerance`` [m/s] (0 = fixed iteration count, Catto's choice).
 
@@ -128,7 +131,7 @@ def solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
     record = merit_history.shape[0] >= iterations
     for it in range(iterations):
         dv = pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
-                       row_mu, row_lambda, v_lin, v_ang)
+                       row_mu, row_cfm, row_lambda, v_lin, v_ang)
         done = it + 1
         if record:
             merit_history[it] = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi,
@@ -144,11 +147,11 @@ def solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
 
 @kernel
 def relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link, row_mu,
-              row_lambda, v_lin, v_ang, iterations):
+              row_cfm, row_lambda, v_lin, v_ang, iterations):
     """Sweeps against the targets without Baumgarte feedback, after the positions moved
     (Box2D v3's relax stage). The push-out velocity has done its work on the positions; removing
     it here keeps position correction from feeding kinetic energy into resting stacks. The
     accumulated impulses continue from the main solve, so nothing is warm-started twice."""
     for _ in range(iterations):
         pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
-                  row_mu, row_lambda, v_lin, v_ang)
+                  row_mu, row_cfm, row_lambda, v_lin, v_ang)
