@@ -237,6 +237,44 @@ class JointRegistry:
             return float(na @ (wb - wa))
         return float(na @ (vb - va) + np.cross(wa, na) @ (pb - pa))
 
+    def anchors(self) -> tuple[np.ndarray, np.ndarray]:
+        """World positions (n, 2, 3) of every joint's two anchor points and (n, 2, 3) of its two
+        copies of the axis, from the current poses (vectorised over joints)."""
+        js, bd = self.w.joint_store, self.w.bodies
+        n = js.count
+        p = js.joint_anchor[:n].copy()
+        ax = js.joint_axis[:n].copy()
+        for side in range(2):
+            body = js.joint_body[:n, side]
+            real = body >= 0
+            if not real.any():
+                continue
+            from tumble._core.math3d import quat_to_matrices
+
+            R = quat_to_matrices(bd.body_orientation[body[real]])
+            p[real, side] = bd.body_position[body[real]] + np.einsum("nij,nj->ni", R, js.joint_anchor[:n][real, side])
+            ax[real, side] = np.einsum("nij,nj->ni", R, js.joint_axis[:n][real, side])
+        return p, ax
+
+    def errors(self) -> np.ndarray:
+        """(n,) position error of every joint [m]: the anchor separation for ball, hinge and fixed
+        joints, |distance - length| for distance joints, the distance of b's anchor from a's line for
+        sliders; NaN for removed or broken joints. Angular errors are not included."""
+        js = self.w.joint_store
+        n = js.count
+        p, ax = self.anchors()
+        d = p[:, 1] - p[:, 0]
+        err = np.linalg.norm(d, axis=1)
+        typ = js.joint_type[:n]
+        dist = typ == T.JOINT_DISTANCE
+        err[dist] = np.abs(err[dist] - js.joint_length[:n][dist])
+        sl = typ == T.JOINT_SLIDER
+        if sl.any():
+            along = np.einsum("ni,ni->n", d[sl], ax[sl, 0])
+            err[sl] = np.linalg.norm(d[sl] - along[:, None] * ax[sl, 0], axis=1)
+        err[~js.joint_active[:n]] = np.nan
+        return err
+
     # ---------------------------------------------------------------- collision exclusions
     @staticmethod
     def _count(table: dict, key: int, delta: int) -> None:

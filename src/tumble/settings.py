@@ -48,6 +48,10 @@ class PGSSettings:
             separation, axis misalignment, limit overshoot) removed per step (001 eq. 20), default 0.2
             for both solvers (the shock solver's projection handles contacts only, so joints keep
             their feedback there too).
+        joint_block_solve: solve each joint's equality rows (3 to 6) together, one small dense
+            solve per visit (block Gauss-Seidel), instead of one scalar row at a time (Catto's
+            PGS). Default True: under scalar sweeps a five-box welded cantilever (10 sweeps, 240 Hz,
+            warm starting) oscillated with growing amplitude and swung 0.7 m; see tests/joints.
     """
 
     iterations: int = 10
@@ -65,6 +69,11 @@ class PGSSettings:
     angular_damping: float = 0.0
     record_merit: bool = False
     joint_baumgarte: float = 0.2
+    joint_block_solve: bool = True
+    joint_frequency: float = 0.0
+    joint_damping_ratio: float = 1.0
+    joint_correction: str = "projection"
+    joint_correction_iterations: int = 4
 
     def validate(self) -> None:
         if not isinstance(self.iterations, int) or isinstance(self.iterations, bool) or self.iterations < 1:
@@ -73,7 +82,7 @@ class PGSSettings:
         if not isinstance(r, int) or isinstance(r, bool) or r < 0:
             raise SettingsError(f"setting relax_iterations={r!r} must be an integer >= 0")
         for name in ("tolerance", "slop", "max_correction_speed", "contact_margin", "restitution_threshold",
-                     "linear_damping", "angular_damping"):
+                     "linear_damping", "angular_damping", "joint_frequency", "joint_damping_ratio"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise SettingsError(f"setting {name}={v!r} must be a finite number >= 0")
@@ -81,6 +90,14 @@ class PGSSettings:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0):
                 raise SettingsError(f"setting {name}={v!r} must be in [0, 1] (it is beta*dt)")
+        if self.joint_correction not in ("projection", "baumgarte"):
+            raise SettingsError(f"setting joint_correction={self.joint_correction!r} is unknown; choose 'projection' "
+                                f"or 'baumgarte'")
+        c = self.joint_correction_iterations
+        if not isinstance(c, int) or isinstance(c, bool) or c < 0:
+            raise SettingsError(f"setting joint_correction_iterations={c!r} must be an integer >= 0")
+        if not isinstance(self.joint_block_solve, bool):
+            raise SettingsError(f"setting joint_block_solve={self.joint_block_solve!r} must be True or False")
         if self.friction_model not in FRICTION_MODELS:
             raise SettingsError(f"setting friction_model={self.friction_model!r} is unknown; "
                                 f"choose one of {FRICTION_MODELS}")

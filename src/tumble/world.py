@@ -83,6 +83,7 @@ class World:
         self.contact_store = ContactStore()
         self.cache_store = ContactStore()
         self.rows = RowStore()
+        self.projection_rows = RowStore()  # the joints' rows at the end of a step (joint projection)
         self.hulls = HullStore()
         self._hull_arrays = None
         self.broad_phase = SweepAndPrune()
@@ -370,6 +371,15 @@ class World:
     def joint_speed(self, joint: int) -> float:
         """Rate of ``joint_position`` [rad/s or m/s] from the current velocities."""
         return self._joints.speed(joint)
+
+    def joint_errors(self) -> np.ndarray:
+        """(joint_count,) position error of every joint now [m] (anchor separation; distance joints:
+        |distance - length|; sliders: b's anchor off a's line); NaN for removed or broken joints."""
+        return self._joints.errors()
+
+    def joint_anchors(self) -> np.ndarray:
+        """(joint_count, 2, 3) world positions of each joint's anchor on a and on b [m]."""
+        return self._joints.anchors()[0]
 
     def set_motor(self, joint: int, motor) -> None:
         """Replace the motor of hinge or slider ``joint`` (``tumble.Motor`` or None to remove it)."""

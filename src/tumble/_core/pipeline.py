@@ -20,6 +20,7 @@ from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
 from tumble._core.contact.layers import build_layers, stack_heights
+from tumble._core.dynamics.joints.projection import project_joints
 from tumble._core.dynamics.joints.rows import (
     joint_reactions,
     load_joint_impulses,
@@ -122,6 +123,7 @@ def _prepare_rows(w, dt):
         r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
         r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
     r.row_cfm[:offset] = 0.0
+    r.row_group[:offset] = 1
     if w._joints.row_total:
         update_joint_coordinates(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
                                  js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
@@ -129,13 +131,42 @@ def _prepare_rows(w, dt):
                            js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
                            js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
                            js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,
-                           b.body_inv_inertia_world, b.body_fixed, dt, s.joint_baumgarte, s.max_correction_speed,
-                           s.warm_start, offset, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
+                           b.body_inv_inertia_world, b.body_fixed, dt,
+                           s.joint_baumgarte if s.joint_correction == "baumgarte" else 0.0, s.max_correction_speed,
+                           s.joint_frequency, s.joint_damping_ratio,
+                           s.warm_start, s.joint_block_solve, offset, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
                            r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda,
-                           r.row_owner, r.row_cfm)
+                           r.row_owner, r.row_cfm, r.row_group)
         r.count = offset + w._joints.row_total
     w.counters["joint_rows"] = int(w._joints.row_total)
     return offset
+
+
+def _project_joints(w, dt):
+    """Joint position projection (dynamics.joints.projection) at the current poses, when enabled."""
+    s, b, js = w.settings, w.bodies, w.joint_store
+    if not w._joints.row_total or s.joint_correction != "projection" or s.joint_correction_iterations == 0:
+        return
+    update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
+    update_joint_coordinates(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                             js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
+    p = w.projection_rows
+    n = w._joints.row_total
+    p.reserve(n + 1)
+    prepare_joint_rows(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                       js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
+                       js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
+                       js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,
+                       b.body_inv_inertia_world, b.body_fixed, dt, 1.0, math.inf, 0.0, 1.0, False,
+                       s.joint_block_solve, 0, p.row_body, p.row_J, p.row_B, p.row_inv_diag, p.row_bias,
+                       p.row_bias_relax, p.row_lo, p.row_hi, p.row_link, p.row_mu, p.row_kind, p.row_lambda,
+                       p.row_owner, p.row_cfm, p.row_group)
+    disp_lin = np.zeros((b.count, 3))
+    disp_ang = np.zeros((b.count, 3))
+    worst = project_joints(n, p.row_body, p.row_J, p.row_B, p.row_inv_diag, p.row_bias, p.row_kind, p.row_cfm,
+                           p.row_group, dt, s.joint_correction_iterations, 1e-9, disp_lin, disp_ang)
+    apply_displacement(b.body_position, b.body_orientation, b.body_fixed, b.count, disp_lin, disp_ang)
+    w.counters["joint_error"] = float(worst)
 
 
 def _finish_joints(w, offset, lam, dt):
@@ -166,7 +197,7 @@ def _dynamics_pgs(w, dt, prof, t):
 
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
     iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
-                             r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
+                             r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                              b.body_angular_velocity, s.iterations, s.tolerance, history)
     w.counters["iterations"] = int(iters)
     w.counters["merit"] = float(merit)
@@ -181,11 +212,13 @@ def _dynamics_pgs(w, dt, prof, t):
 
     if s.relax_iterations > 0:
         relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
-                  r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
+                  r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
                   s.relax_iterations)
     store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
     _finish_joints(w, offset, r.row_lambda, dt)
-    _lap(prof, "relax", t)
+    t = _lap(prof, "relax", t)
+    _project_joints(w, dt)
+    _lap(prof, "joints", t)
 
 
 def _dynamics_shock(w, dt, prof, t):
@@ -214,7 +247,7 @@ def _dynamics_shock(w, dt, prof, t):
     # dynamics(a dt) on the whole system (eq. 45)
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
     sweeps, merit = solve_dynamics(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
-                                   r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
+                                   r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                                    b.body_angular_velocity, s.iterations, s.tolerance, s.cfm, height, history)
     accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
                             disp_ang)
@@ -260,7 +293,7 @@ def _dynamics_shock(w, dt, prof, t):
         r.row_hi[:rows] *= (1.0 - a) / a
         worst, layer_sweeps, layer_corrections = shock_propagation(
             layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
-            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_kind, r.row_owner,
+            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind, r.row_owner,
             _correction_target(c, s), 0.0, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity, disp_lin,
             disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance, row_block,
             s.block_iterations, s.block_tolerance)
@@ -286,6 +319,9 @@ def _dynamics_shock(w, dt, prof, t):
                         w.joint_store.joint_force, w.joint_store.joint_torque)
     w.counters["layer_penetration"] = float(worst)
     t = _lap(prof, "shock", t)
+    if w._joints.row_total:
+        _project_joints(w, dt)
+        t = _lap(prof, "joints", t)
 
     if s.final_correction and s.correction_iterations > 0:
         _collide(w, prof, t)

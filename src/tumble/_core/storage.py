@@ -146,7 +146,10 @@ class RowStore(Store):
     row (|lambda_t| <= mu lambda_n), else -1; row_mu (s,); row_kind (s,) int (types.ROW_*);
     row_lambda (s,) [N s] accumulated impulse; row_owner (s,) int: the contact point (or joint) the
     row belongs to; row_cfm (s,) [(m/s) / (N s)] the row's own constraint force mixing gamma (a soft
-    row, e.g. a position servo: J v + gamma lambda = zeta), 0 for rigid rows.
+    row, e.g. a position servo: J v + gamma lambda = zeta), 0 for rigid rows; row_group (s,) int:
+    1 for a row solved on its own, g >= 2 for the first of g consecutive unbounded rows solved
+    together (a joint's equality rows, one dense g x g solve per visit), 0 for the other rows of
+    such a group (their head solves them).
     """
 
     FIELDS = {
@@ -164,6 +167,7 @@ class RowStore(Store):
         "row_lambda": ((), np.float64, 0.0),
         "row_owner": ((), np.int64, -1),
         "row_cfm": ((), np.float64, 0.0),
+        "row_group": ((), np.int64, 1),
     }
 
 

@@ -45,7 +45,7 @@ PARALLEL_MIN_BLOCKS = 8
 
 @kernel
 def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance, layer, body_height, row_body, row_J,
-                row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, lam, v_lin, v_ang, cfm):
+                row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm):
     """One sweep over ``order[start:stop]`` that visits the rows block by block (``row_block``: the
     body they move) and repeats each block's rows up to ``block_iterations`` times, until a pass
     changes no row velocity by more than ``block_tolerance`` [m/s].
@@ -63,7 +63,7 @@ def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance
             e += 1
         for it in range(block_iterations):
             dv = sweep_rows(order, k, e, layer, body_height, row_body, row_J, row_B, inv_diag, row_bias, row_lo,
-                            row_hi, row_link, row_mu, row_cfm, lam, v_lin, v_ang, cfm)
+                            row_hi, row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm)
             if it == 0 and dv > max_dv:
                 max_dv = dv
             if dv <= block_tolerance:
@@ -110,7 +110,7 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
 
 @kernel
 def solve_dynamics(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                   row_cfm, row_lambda, v_lin, v_ang, iterations, tolerance, cfm, body_height, merit_history):
+                   row_cfm, row_group, row_lambda, v_lin, v_ang, iterations, tolerance, cfm, body_height, merit_history):
     """dynamics(h) on the whole system (000 eq. 45c-d): warm start V += B lambda0, then up to
     ``iterations`` sweeps, fewer once a sweep changes no row velocity by more than ``tolerance``
     [m/s] (0: always all). ``merit_history`` (k >= iterations) receives theta after each sweep
@@ -121,7 +121,7 @@ def solve_dynamics(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, ro
     done = 0
     for it in range(iterations):
         dv = sweep_rows(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag, row_bias,
-                        row_lo, row_hi, row_link, row_mu, row_cfm, row_lambda, v_lin, v_ang, cfm)
+                        row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, cfm)
         done = it + 1
         if record:
             merit_history[it] = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi,
@@ -147,7 +147,7 @@ def accumulate_displacement(body_fixed, count, v_lin, v_ang, h, disp_lin, disp_a
 @kernel_parallel
 def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start, layer_bodies, body_height,
                       row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm,
-                      row_kind, row_owner, contact_depth, slop, lam, lam_c, v_lin, v_ang, disp_lin, disp_ang, h, iterations,
+                      row_group, row_kind, row_owner, contact_depth, slop, lam, lam_c, v_lin, v_ang, disp_lin, disp_ang, h, iterations,
                       correction_iterations, cfm, tolerance, correction_tolerance, row_block, block_iterations,
                       block_tolerance):
     """Fig. 12 with A = (dynamics(h), correction()) for every layer, bottom-up (Fig. 14).
@@ -206,12 +206,12 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                     per_block[bi] = block_sweep(layer_rows, starts[bi], starts[bi + 1], row_block, block_iterations,
                                                 block_tolerance, layer, body_height, row_body, row_J, row_B,
                                                 layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                                                row_cfm, lam, v_lin, v_ang, cfm)
+                                                row_cfm, row_group, lam, v_lin, v_ang, cfm)
                 dv = per_block.max() if nb > 0 else 0.0
             else:
                 dv = block_sweep(layer_rows, s0, s1, row_block, block_iterations, block_tolerance, layer,
                                  body_height, row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi,
-                                 row_link, row_mu, row_cfm, lam, v_lin, v_ang, cfm)
+                                 row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm)
             if dv <= tolerance:
                 break
         for k in range(layer_body_start[layer], layer_body_start[layer + 1]):

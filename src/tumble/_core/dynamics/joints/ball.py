@@ -14,7 +14,7 @@ from tumble._core.dynamics.joints.common import linear_row, set_equality
 
 
 @kernel
-def point_rows(r, j, slot, ia, ib, pa, pb, ra, rb, beta, max_speed, warm, body_inv_mass, body_inv_inertia_world,
+def point_rows(r, j, slot, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass, body_inv_inertia_world,
                joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
                row_mu, row_kind, row_lambda, row_owner, row_cfm, d):
     """The three rows of p_b = p_a (rows r..r+2, impulse slots slot..slot+2). Returns r + 3."""
@@ -24,6 +24,6 @@ def point_rows(r, j, slot, ia, ib, pa, pb, ra, rb, beta, max_speed, warm, body_i
         d[k] = 1.0
         linear_row(r + k, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                    row_inv_diag)
-        set_equality(r + k, j, slot + k, pb[k] - pa[k], beta, max_speed, warm, joint_impulse, row_bias,
+        set_equality(r + k, j, slot + k, pb[k] - pa[k], jp, warm, joint_impulse, row_inv_diag, row_bias,
                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
     return r + 3

@@ -119,11 +119,19 @@ def linear_row(r, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world, row_
 
 
 @kernel
-def set_equality(r, j, slot, error, beta, max_speed, warm, joint_impulse, row_bias, row_bias_relax, row_lo, row_hi,
+def set_equality(r, j, slot, error, jp, warm, joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
                  row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm):
-    """Targets of an equality row with position error C = ``error``: zeta = -beta C (capped at
-    ``max_speed``), relax target 0, unbounded impulse, warm-started from slot ``slot``."""
-    target = -beta * error
+    """Targets of an equality row with position error C = ``error``, relax target 0, unbounded
+    impulse, warm-started from slot ``slot``. ``jp`` = (beta [1/s], max_speed [m/s], frequency [Hz],
+    damping ratio, dt [s]): with frequency 0 the row is rigid with Baumgarte feedback zeta = -beta C
+    (capped at max_speed); otherwise it is a soft row (``soft_coefficients``)."""
+    max_speed = jp[1]
+    gamma = 0.0
+    if jp[2] > 0.0:
+        k, gamma = soft_coefficients(jp[2], jp[3], jp[4], row_inv_diag[r])
+        target = -k * error
+    else:
+        target = -jp[0] * error
     if target > max_speed:
         target = max_speed
     elif target < -max_speed:
@@ -136,12 +144,12 @@ def set_equality(r, j, slot, error, beta, max_speed, warm, joint_impulse, row_bi
     row_mu[r] = 0.0
     row_kind[r] = T.ROW_JOINT
     row_owner[r] = j
-    row_cfm[r] = 0.0
+    row_cfm[r] = gamma
     row_lambda[r] = joint_impulse[j, slot] if warm else 0.0
 
 
 @kernel
-def set_limit(r, j, slot, gap, dt, beta, max_speed, warm, joint_impulse, row_bias, row_bias_relax, row_lo, row_hi,
+def set_limit(r, j, slot, gap, dt, jp, warm, joint_impulse, row_bias, row_bias_relax, row_lo, row_hi,
               row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm):
     """Targets of a one-sided limit row, C = ``gap`` >= 0 wanted (001 §3.5: bounds (0, inf)).
 
@@ -152,7 +160,7 @@ def set_limit(r, j, slot, gap, dt, beta, max_speed, warm, joint_impulse, row_bia
         target = -gap / dt
         relax = target
     else:
-        target = min(-beta * gap, max_speed)
+        target = min(-jp[0] * gap, jp[1])
         relax = 0.0
     row_bias[r] = target
     row_bias_relax[r] = relax
@@ -235,7 +243,7 @@ def rotation_error(qa, qb, rel, out):
 
 
 @kernel
-def angular_lock_rows(r, j, slot, ia, ib, qa, qb, rel, beta, max_speed, warm, body_inv_inertia_world,
+def angular_lock_rows(r, j, slot, ia, ib, qa, qb, rel, jp, warm, body_inv_inertia_world,
                       joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
                       row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, err, t):
     """Three angular rows about the world axes that keep the relative orientation (slider, weld):
@@ -246,6 +254,6 @@ def angular_lock_rows(r, j, slot, ia, ib, qa, qb, rel, beta, max_speed, warm, bo
             t[c] = 0.0
         t[k] = 1.0
         fill_angular_row(r + k, ia, ib, t, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-        set_equality(r + k, j, slot + k, err[k], beta, max_speed, warm, joint_impulse, row_bias, row_bias_relax,
+        set_equality(r + k, j, slot + k, err[k], jp, warm, joint_impulse, row_inv_diag, row_bias, row_bias_relax,
                      row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
     return r + 3

@@ -19,7 +19,7 @@ from tumble._core.dynamics.joints.common import linear_row, set_equality, soft_c
 
 
 @kernel
-def distance_row(r, j, slot, ia, ib, pa, pb, ra, rb, length, frequency, damping_ratio, dt, beta, max_speed, warm,
+def distance_row(r, j, slot, ia, ib, pa, pb, ra, rb, length, frequency, damping_ratio, dt, jp, warm,
                  body_inv_mass, body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
                  row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, n):
     """The one row of |p_b - p_a| = length. Returns r + 1."""
@@ -37,7 +37,7 @@ def distance_row(r, j, slot, ia, ib, pa, pb, ra, rb, length, frequency, damping_
         n[2] = 1.0
     linear_row(r, ia, ib, n, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
     error = dist - length
-    set_equality(r, j, slot, error, beta, max_speed, warm, joint_impulse, row_bias, row_bias_relax, row_lo, row_hi,
+    set_equality(r, j, slot, error, jp, warm, joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
                  row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
     if frequency > 0.0:
         k, gamma = soft_coefficients(frequency, damping_ratio, dt, row_inv_diag[r])

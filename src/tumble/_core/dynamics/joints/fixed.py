@@ -16,13 +16,13 @@ from tumble._core.dynamics.joints.common import angular_lock_rows
 
 
 @kernel
-def weld_rows(r, j, slot, ia, ib, pa, pb, ra, rb, qa, qb, rel, beta, max_speed, warm, body_inv_mass,
+def weld_rows(r, j, slot, ia, ib, pa, pb, ra, rb, qa, qb, rel, jp, warm, body_inv_mass,
               body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax,
               row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d, err):
     """The six rows of a weld. Returns r + 6."""
-    r = point_rows(r, j, slot, ia, ib, pa, pb, ra, rb, beta, max_speed, warm, body_inv_mass, body_inv_inertia_world,
+    r = point_rows(r, j, slot, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass, body_inv_inertia_world,
                    joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
                    row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
-    return angular_lock_rows(r, j, slot + 3, ia, ib, qa, qb, rel, beta, max_speed, warm, body_inv_inertia_world,
+    return angular_lock_rows(r, j, slot + 3, ia, ib, qa, qb, rel, jp, warm, body_inv_inertia_world,
                              joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo,
                              row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, err, d)

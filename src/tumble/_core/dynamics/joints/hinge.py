@@ -39,7 +39,7 @@ def unwrap(previous, raw):
 
 
 @kernel
-def axis_rows(r, j, slot, ia, ib, na, nb, beta, max_speed, warm, body_inv_inertia_world, joint_impulse, row_body,
+def axis_rows(r, j, slot, ia, ib, na, nb, jp, warm, body_inv_inertia_world, joint_impulse, row_body,
               row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
               row_lambda, row_owner, row_cfm, t1, t2, e):
     """The two rows that keep n_b parallel to n_a (rows r, r+1). Returns r + 2."""
@@ -48,10 +48,10 @@ def axis_rows(r, j, slot, ia, ib, na, nb, beta, max_speed, warm, body_inv_inerti
     e[1] = na[2] * nb[0] - na[0] * nb[2]
     e[2] = na[0] * nb[1] - na[1] * nb[0]
     fill_angular_row(r, ia, ib, t1, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-    set_equality(r, j, slot, t1[0] * e[0] + t1[1] * e[1] + t1[2] * e[2], beta, max_speed, warm, joint_impulse,
+    set_equality(r, j, slot, t1[0] * e[0] + t1[1] * e[1] + t1[2] * e[2], jp, warm, joint_impulse, row_inv_diag,
                  row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
     fill_angular_row(r + 1, ia, ib, t2, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-    set_equality(r + 1, j, slot + 1, t2[0] * e[0] + t2[1] * e[1] + t2[2] * e[2], beta, max_speed, warm,
-                 joint_impulse, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda,
+    set_equality(r + 1, j, slot + 1, t2[0] * e[0] + t2[1] * e[1] + t2[2] * e[2], jp, warm,
+                 joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda,
                  row_owner, row_cfm)
     return r + 2
