@@ -83,7 +83,6 @@ class World:
         self.contact_store = ContactStore()
         self.cache_store = ContactStore()
         self.rows = RowStore()
-        self.projection_rows = RowStore()  # the joints' rows at the end of a step (joint projection)
         self.hulls = HullStore()
         self._hull_arrays = None
         self.broad_phase = SweepAndPrune()

@@ -37,6 +37,21 @@ def dense_pgs(J, Minv, u_pred, zeta, lo, hi, link, mu, lam0, iterations):
     return lam, u
 
 
+def dense_block_gs(J, Minv, u_pred, zeta, cfm, lam0, group, iterations):
+    """Block Gauss-Seidel on the regularised bilateral system (A + Gamma) lambda = zeta - J u_pred
+    (000 eq. 41 with a per-row gamma), blocks of ``group`` consecutive rows solved exactly in turn
+    (np.linalg.solve): the oracle of solvers.pgs.solve_group. Starts from ``lam0`` (warm start)."""
+    A = J @ Minv @ J.T + np.diag(cfm)
+    b = zeta - J @ u_pred
+    lam = lam0.astype(float).copy()
+    for _ in range(iterations):
+        for g0 in range(0, len(lam), group):
+            idx = slice(g0, g0 + group)
+            res = b[idx] - A[idx] @ lam
+            lam[idx] += np.linalg.solve(A[idx, idx], res)
+    return lam, u_pred + Minv @ J.T @ lam
+
+
 def dense_merit(J, u, zeta, lam, lo, hi, link, mu, A_diag):
     """theta = 1/2 |min(lam - lo, max(lam - hi, w / A_ii))|^2 (000 eq. 37-38, w scaled to impulses)."""
     w = J @ u - zeta

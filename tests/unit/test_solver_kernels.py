@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tests.naive.pgs import dense_from_rows, dense_merit, dense_pgs, naive_cache_match
+from tests.naive.pgs import dense_block_gs, dense_from_rows, dense_merit, dense_pgs, naive_cache_match
 from tumble._core.contact.cache import match_cache
 from tumble._core.solvers.merit import ncp_merit
 from tumble._core.solvers.pgs import solve_pgs
@@ -80,12 +80,39 @@ def test_pgs_matches_dense_gauss_seidel(seed, iterations):
     v_ang = np.ascontiguousarray(P["u"][:, 3:])
     lam = lam0.copy()
     done, theta = solve_pgs(s, P["row_body"], P["row_J"], P["row_B"], P["inv_diag"], P["zeta"], P["lo"], P["hi"],
-                            P["link"], P["mu"], lam, v_lin, v_ang, iterations, 0.0, np.zeros(0))
+                            P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), lam, v_lin, v_ang, iterations, 0.0,
+                            np.zeros(0))
     assert done == iterations
     np.testing.assert_allclose(lam, lam_ref, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(np.hstack([v_lin, v_ang]).reshape(-1), u_ref, rtol=1e-9, atol=1e-10)
     theta_ref = dense_merit(J, u_ref, P["zeta"], lam_ref, P["lo"], P["hi"], P["link"], P["mu"], P["diag"])
     assert theta == pytest.approx(theta_ref, rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("iterations", [1, 3])
+def test_grouped_rows_match_dense_block_gauss_seidel(seed, iterations):
+    """Joint-like rows (unbounded, groups of three on one body pair, some with constraint force
+    mixing) solved by solve_group against the dense block Gauss-Seidel oracle."""
+    rng = np.random.default_rng(100 + seed)
+    P = _random_problem(rng)
+    s = P["row_body"].shape[0]
+    lo = np.full(s, -np.inf)
+    hi = np.full(s, np.inf)
+    link = -np.ones(s, dtype=np.int64)
+    group = np.zeros(s, dtype=np.int64)
+    group[0::3] = 3
+    cfm = np.where(np.arange(s) % 6 < 3, 0.0, rng.uniform(0.0, 0.5, s))
+    lam0 = rng.normal(size=s) * 0.1
+    J = dense_from_rows(P["row_body"], P["row_J"], P["u"].shape[0])
+    lam_ref, u_ref = dense_block_gs(J, P["Minv"], P["u"].reshape(-1), P["zeta"], cfm, lam0, 3, iterations)
+    v_lin = np.ascontiguousarray(P["u"][:, :3])
+    v_ang = np.ascontiguousarray(P["u"][:, 3:])
+    lam = lam0.copy()
+    solve_pgs(s, P["row_body"], P["row_J"], P["row_B"], P["inv_diag"], P["zeta"], lo, hi, link, P["mu"], cfm, group,
+              lam, v_lin, v_ang, iterations, 0.0, np.zeros(0))
+    np.testing.assert_allclose(lam, lam_ref, rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(np.hstack([v_lin, v_ang]).reshape(-1), u_ref, rtol=1e-8, atol=1e-9)
 
 
 def test_merit_decreases_and_history_is_recorded():
@@ -97,7 +124,7 @@ def test_merit_decreases_and_history_is_recorded():
     v_lin = np.ascontiguousarray(P["u"][:, :3])
     v_ang = np.ascontiguousarray(P["u"][:, 3:])
     solve_pgs(s, P["row_body"], P["row_J"], P["row_B"], P["inv_diag"], P["zeta"], P["lo"], P["hi"], P["link"],
-              P["mu"], lam, v_lin, v_ang, 60, 0.0, hist)
+              P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), lam, v_lin, v_ang, 60, 0.0, hist)
     assert hist[-1] < 1e-3 * hist[0]
     # the merit at the end equals an independent evaluation
     assert hist[-1] == pytest.approx(ncp_merit(s, P["row_body"], P["row_J"], P["inv_diag"], P["zeta"], P["lo"],
@@ -110,8 +137,8 @@ def test_tolerance_stops_early():
     s = P["row_body"].shape[0]
     lam = np.zeros(s)
     done, _ = solve_pgs(s, P["row_body"], P["row_J"], P["row_B"], P["inv_diag"], P["zeta"], P["lo"], P["hi"],
-                        P["link"], P["mu"], lam, P["u"][:, :3].copy(), P["u"][:, 3:].copy(), 500, 1e-6,
-                        np.zeros(0))
+                        P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), lam, P["u"][:, :3].copy(),
+                        P["u"][:, 3:].copy(), 500, 1e-6, np.zeros(0))
     assert done > 1
     assert done < 500
 

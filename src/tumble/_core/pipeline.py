@@ -139,6 +139,7 @@ def _prepare_rows(w, dt):
                            r.row_owner, r.row_cfm, r.row_group)
         r.count = offset + w._joints.row_total
     w.counters["joint_rows"] = int(w._joints.row_total)
+    w.joint_row_offset = offset
     return offset
 
 
@@ -150,23 +151,24 @@ def _project_joints(w, dt):
     update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
     update_joint_coordinates(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
                              js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
-    p = w.projection_rows
-    n = w._joints.row_total
-    p.reserve(n + 1)
-    prepare_joint_rows(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
-                       js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
-                       js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
-                       js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,
-                       b.body_inv_inertia_world, b.body_fixed, dt, 1.0, math.inf, 0.0, 1.0, False,
-                       s.joint_block_solve, 0, p.row_body, p.row_J, p.row_B, p.row_inv_diag, p.row_bias,
-                       p.row_bias_relax, p.row_lo, p.row_hi, p.row_link, p.row_mu, p.row_kind, p.row_lambda,
-                       p.row_owner, p.row_cfm, p.row_group)
-    disp_lin = np.zeros((b.count, 3))
-    disp_ang = np.zeros((b.count, 3))
-    worst = project_joints(n, p.row_body, p.row_J, p.row_B, p.row_inv_diag, p.row_bias, p.row_kind, p.row_cfm,
-                           p.row_group, dt, s.joint_correction_iterations, 1e-9, disp_lin, disp_ang)
-    apply_displacement(b.body_position, b.body_orientation, b.body_fixed, b.count, disp_lin, disp_ang)
-    w.counters["joint_error"] = float(worst)
+    # joint graph heights from the fixed bodies (contact.layers), on the joint rows of this step
+    r = w.rows
+    off = w.joint_row_offset
+    height = np.zeros(b.count, dtype=np.int64)
+    stack_heights(w._joints.row_total, r.row_body[off: off + w._joints.row_total], b.count, b.body_fixed, height)
+    n = js.count
+    jh = np.maximum(height[np.maximum(js.joint_body[:n, 0], 0)], height[js.joint_body[:n, 1]])
+    order = np.argsort(jh, kind="stable")
+    if not s.joint_projection_fixation:
+        height[:] = 1      # every body at the same height: each joint moves both its bodies
+    first, last = project_joints(
+        order, height, js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q,
+        js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor,
+        js.joint_active, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever,
+        b.body_position[: b.count], b.body_orientation, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt,
+        s.joint_correction_iterations, s.joint_correction_tolerance, s.joint_max_correction, s.joint_block_solve)
+    w.counters["joint_error"] = float(first)
+    w.counters["joint_error_after"] = float(last)
 
 
 def _finish_joints(w, offset, lam, dt):

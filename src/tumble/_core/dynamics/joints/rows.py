@@ -62,6 +62,121 @@ def update_joint_coordinates(joint_count, joint_type, joint_body, joint_anchor, 
             joint_coord[j] = s
 
 
+@kernel
+def write_joint_rows(j, r0, jp, warm, block_solve, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
+                     joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor,
+                     joint_impulse, joint_coord, joint_lever, body_position, body_orientation, body_inv_mass,
+                     body_inv_inertia_world, body_fixed, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax,
+                     row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
+    """The rows of joint j from row r0 on (module docstring for the layout), at the current poses.
+    ``jp`` = (beta [1/s], max speed [m/s], soft frequency [Hz], soft damping ratio, dt [s])."""
+    dt = jp[4]
+    qa = np.empty(4)
+    qb = np.empty(4)
+    pa = np.empty(3)
+    pb = np.empty(3)
+    ra = np.empty(3)
+    rb = np.empty(3)
+    na = np.empty(3)
+    nb = np.empty(3)
+    ua = np.empty(3)
+    ub = np.empty(3)
+    d = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    e = np.empty(3)
+    side_frame(j, 0, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qa, pa, ra,
+               na, ua)
+    side_frame(j, 1, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qb, pb, rb,
+               nb, ub)
+    for k in range(3):
+        joint_lever[j, k] = rb[k]
+    ia = solver_body(j, 0, joint_body, body_fixed)
+    ib = solver_body(j, 1, joint_body, body_fixed)
+    r = r0
+    typ = joint_type[j]
+    if typ == T.JOINT_BALL:
+        r = point_rows(r, j, 0, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass,
+                       body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
+                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
+    elif typ == T.JOINT_FIXED:
+        r = weld_rows(r, j, 0, ia, ib, pa, pb, ra, rb, qa, qb, joint_rel_q[j], jp, warm,
+                      body_inv_mass, body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag,
+                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
+                      row_cfm, d, e)
+    elif typ == T.JOINT_DISTANCE:
+        r = distance_row(r, j, 0, ia, ib, pa, pb, ra, rb, joint_length[j], joint_soft[j, 0], joint_soft[j, 1], dt,
+                         jp, warm, body_inv_mass, body_inv_inertia_world, joint_impulse, row_body,
+                         row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
+                         row_kind, row_lambda, row_owner, row_cfm, d)
+    elif typ == T.JOINT_HINGE:
+        r = point_rows(r, j, 0, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass,
+                       body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
+                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
+        r = axis_rows(r, j, 3, ia, ib, na, nb, jp, warm, body_inv_inertia_world, joint_impulse,
+                      row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
+                      row_mu, row_kind, row_lambda, row_owner, row_cfm, t1, t2, e)
+        theta = joint_coord[j]
+        if joint_has_limits[j]:
+            fill_angular_row(r, ia, ib, na, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
+            set_limit(r, j, r - r0, theta - joint_limit[j, 0], dt, jp, warm, joint_impulse, row_bias,
+                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
+            for k in range(3):
+                d[k] = -na[k]
+            fill_angular_row(r + 1, ia, ib, d, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
+            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - theta, dt, jp, warm, joint_impulse,
+                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
+                      row_cfm)
+            r += 2
+        if joint_motor_mode[j] != T.MOTOR_NONE:
+            fill_angular_row(r, ia, ib, na, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
+            set_motor(r, j, r - r0, theta, dt, joint_motor_mode, joint_motor, warm, joint_impulse, row_inv_diag,
+                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
+                      row_cfm)
+            r += 1
+    elif typ == T.JOINT_SLIDER:
+        for k in range(3):
+            e[k] = pb[k] - pa[k]          # delta
+            ua[k] = ra[k] + e[k]          # a's lever to b's anchor
+        r = line_rows(r, j, 0, ia, ib, na, e, ua, rb, jp, warm, body_inv_mass,
+                      body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
+                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm,
+                      t1, t2)
+        r = angular_lock_rows(r, j, 2, ia, ib, qa, qb, joint_rel_q[j], jp, warm,
+                              body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
+                              row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
+                              row_cfm, t1, d)
+        s = joint_coord[j]
+        if joint_has_limits[j]:
+            linear_row(r, ia, ib, na, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+                       row_inv_diag)
+            set_limit(r, j, r - r0, s - joint_limit[j, 0], dt, jp, warm, joint_impulse, row_bias,
+                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
+            for k in range(3):
+                d[k] = -na[k]
+            linear_row(r + 1, ia, ib, d, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+                       row_inv_diag)
+            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - s, dt, jp, warm, joint_impulse,
+                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
+                      row_cfm)
+            r += 2
+        if joint_motor_mode[j] != T.MOTOR_NONE:
+            linear_row(r, ia, ib, na, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+                       row_inv_diag)
+            set_motor(r, j, r - r0, s, dt, joint_motor_mode, joint_motor, warm, joint_impulse, row_inv_diag,
+                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
+                      row_cfm)
+            r += 1
+    # the equality rows come first in every layout; limits and motors are bounded, so scalar
+    n_eq = T.JOINT_BASE_ROWS[typ]
+    for k in range(r - r0):
+        row_group[r0 + k] = 1
+    if block_solve and n_eq > 1:
+        row_group[r0] = n_eq
+        for k in range(1, n_eq):
+            row_group[r0 + k] = 0
+
+
 @kernel_parallel
 def prepare_joint_rows(joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref, joint_rel_q,
                        joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor,
@@ -70,121 +185,24 @@ def prepare_joint_rows(joint_count, joint_type, joint_body, joint_anchor, joint_
                        dt, baumgarte, max_speed, soft_frequency, soft_damping, warm, block_solve, row_offset,
                        row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
                        row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
-    """Write the rows of every active joint (module docstring for the layout). ``baumgarte`` is the
-    fraction of a joint's position error removed per step (001 eq. 20, beta = baumgarte / dt);
-    ``joint_coord`` must be current (``update_joint_coordinates``). Stores b's lever (anchor minus
-    centre of mass) in ``joint_lever`` for the reactions. With ``block_solve`` a joint's equality
-    rows form one group (``row_group``, solved together by solvers.pgs.solve_group); otherwise every
-    row is swept on its own (Catto's scalar PGS)."""
+    """Write the rows of every active joint (``write_joint_rows``), joint j from row
+    ``row_offset + joint_row_start[j]``. ``baumgarte`` is the fraction of a joint's position error
+    removed per step (001 eq. 20, beta = baumgarte / dt; 0 when the projection corrects it instead);
+    ``soft_frequency`` > 0 makes every equality row a spring of that frequency [Hz] and damping
+    ratio. ``joint_coord`` must be current (``update_joint_coordinates``). Stores b's lever (anchor
+    minus centre of mass) in ``joint_lever`` for the reactions. With ``block_solve`` a joint's
+    equality rows form one group (``row_group``, solved together by solvers.pgs.solve_group);
+    otherwise every row is swept on its own (Catto's scalar PGS)."""
     jp = np.array([baumgarte / dt, max_speed, soft_frequency, soft_damping, dt])
     for j in prange(joint_count):
         if not joint_active[j]:
             continue
-        qa = np.empty(4)
-        qb = np.empty(4)
-        pa = np.empty(3)
-        pb = np.empty(3)
-        ra = np.empty(3)
-        rb = np.empty(3)
-        na = np.empty(3)
-        nb = np.empty(3)
-        ua = np.empty(3)
-        ub = np.empty(3)
-        d = np.empty(3)
-        t1 = np.empty(3)
-        t2 = np.empty(3)
-        e = np.empty(3)
-        side_frame(j, 0, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qa, pa, ra,
-                   na, ua)
-        side_frame(j, 1, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qb, pb, rb,
-                   nb, ub)
-        for k in range(3):
-            joint_lever[j, k] = rb[k]
-        ia = solver_body(j, 0, joint_body, body_fixed)
-        ib = solver_body(j, 1, joint_body, body_fixed)
-        r0 = row_offset + joint_row_start[j]
-        r = r0
-        typ = joint_type[j]
-        if typ == T.JOINT_BALL:
-            r = point_rows(r, j, 0, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass,
-                           body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                           row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
-        elif typ == T.JOINT_FIXED:
-            r = weld_rows(r, j, 0, ia, ib, pa, pb, ra, rb, qa, qb, joint_rel_q[j], jp, warm,
-                          body_inv_mass, body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag,
-                          row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                          row_cfm, d, e)
-        elif typ == T.JOINT_DISTANCE:
-            r = distance_row(r, j, 0, ia, ib, pa, pb, ra, rb, joint_length[j], joint_soft[j, 0], joint_soft[j, 1], dt,
-                             jp, warm, body_inv_mass, body_inv_inertia_world, joint_impulse, row_body,
-                             row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
-                             row_kind, row_lambda, row_owner, row_cfm, d)
-        elif typ == T.JOINT_HINGE:
-            r = point_rows(r, j, 0, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass,
-                           body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                           row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
-            r = axis_rows(r, j, 3, ia, ib, na, nb, jp, warm, body_inv_inertia_world, joint_impulse,
-                          row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
-                          row_mu, row_kind, row_lambda, row_owner, row_cfm, t1, t2, e)
-            theta = joint_coord[j]
-            if joint_has_limits[j]:
-                fill_angular_row(r, ia, ib, na, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-                set_limit(r, j, r - r0, theta - joint_limit[j, 0], dt, jp, warm, joint_impulse, row_bias,
-                          row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
-                for k in range(3):
-                    d[k] = -na[k]
-                fill_angular_row(r + 1, ia, ib, d, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-                set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - theta, dt, jp, warm, joint_impulse,
-                          row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                          row_cfm)
-                r += 2
-            if joint_motor_mode[j] != T.MOTOR_NONE:
-                fill_angular_row(r, ia, ib, na, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-                set_motor(r, j, r - r0, theta, dt, joint_motor_mode, joint_motor, warm, joint_impulse, row_inv_diag,
-                          row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                          row_cfm)
-                r += 1
-        elif typ == T.JOINT_SLIDER:
-            for k in range(3):
-                e[k] = pb[k] - pa[k]          # delta
-                ua[k] = ra[k] + e[k]          # a's lever to b's anchor
-            r = line_rows(r, j, 0, ia, ib, na, e, ua, rb, jp, warm, body_inv_mass,
-                          body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                          row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm,
-                          t1, t2)
-            r = angular_lock_rows(r, j, 2, ia, ib, qa, qb, joint_rel_q[j], jp, warm,
-                                  body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                                  row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                                  row_cfm, t1, d)
-            s = joint_coord[j]
-            if joint_has_limits[j]:
-                linear_row(r, ia, ib, na, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                           row_inv_diag)
-                set_limit(r, j, r - r0, s - joint_limit[j, 0], dt, jp, warm, joint_impulse, row_bias,
-                          row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
-                for k in range(3):
-                    d[k] = -na[k]
-                linear_row(r + 1, ia, ib, d, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                           row_inv_diag)
-                set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - s, dt, jp, warm, joint_impulse,
-                          row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                          row_cfm)
-                r += 2
-            if joint_motor_mode[j] != T.MOTOR_NONE:
-                linear_row(r, ia, ib, na, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                           row_inv_diag)
-                set_motor(r, j, r - r0, s, dt, joint_motor_mode, joint_motor, warm, joint_impulse, row_inv_diag,
-                          row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                          row_cfm)
-                r += 1
-        # the equality rows come first in every layout; limits and motors are bounded, so scalar
-        n_eq = T.JOINT_BASE_ROWS[typ]
-        for k in range(r - r0):
-            row_group[r0 + k] = 1
-        if block_solve and n_eq > 1:
-            row_group[r0] = n_eq
-            for k in range(1, n_eq):
-                row_group[r0 + k] = 0
+        write_joint_rows(j, row_offset + joint_row_start[j], jp, warm, block_solve, joint_type, joint_body,
+                         joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
+                         joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
+                         body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed, row_body,
+                         row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
+                         row_kind, row_lambda, row_owner, row_cfm, row_group)
 
 
 @kernel
