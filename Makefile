@@ -27,7 +27,10 @@ $(VENV)/.peers: $(VENV)/.installed
 # of the benchmark peers (PyBullet, MuJoCo builders) need the peers extra, so the suite installs it
 warm: peers
 	$(BIN)/python -c "import tumble.scenes as s; w = s.build('stack3_nocache'); w.step(1/60); \
-	  w = s.build('stack3_nocache', solver='shock'); w.step(1/60); w.step(1/60)"
+	  w = s.build('stack3_nocache', solver='shock'); w.step(1/60); w.step(1/60); \
+	  import tumble as tb; w = tb.World(); b = w.add_body(tb.Box((.1, .1, .1)), position=(0, 0, 1)); \
+	  w.add_joint(tb.Hinge(None, b, anchor=(0, 0, 1.1), axis=(0, 1, 0), limits=(-1, 1), \
+	  motor=tb.Motor(speed=1.0))); w.step(1/60)"
 
 demo: venv
 	$(BIN)/python examples/demo.py --out demo

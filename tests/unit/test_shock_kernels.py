@@ -112,7 +112,8 @@ def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr, block
     lam_c = np.zeros(s)
     shock_propagation(L["layers"], L["layer_row_start"], L["layer_rows"], L["layer_body_start"], L["layer_bodies"],
                       L["height"], P["row_body"], P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"],
-                      P["hi"], P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), kind, owner, depth, 1e-4, lam, lam_c, v_lin, v_ang, d_lin, d_ang,
+                      P["hi"], P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), kind, owner, depth, 1e-4,
+                      lam, lam_c, v_lin, v_ang, d_lin, d_ang,
                       h, iterations, corr, 0.0, 0.0, 0.0, L["row_block"], blocks, 0.0)
     np.testing.assert_allclose(lam, lam_ref, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(np.hstack([v_lin, v_ang]).reshape(-1), u_ref, rtol=1e-9, atol=1e-10)

@@ -80,7 +80,8 @@ def test_pgs_matches_dense_gauss_seidel(seed, iterations):
     v_ang = np.ascontiguousarray(P["u"][:, 3:])
     lam = lam0.copy()
     done, theta = solve_pgs(s, P["row_body"], P["row_J"], P["row_B"], P["inv_diag"], P["zeta"], P["lo"], P["hi"],
-                            P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), lam, v_lin, v_ang, iterations, 0.0,
+                            P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), lam, v_lin, v_ang,
+                            iterations, 0.0,
                             np.zeros(0))
     assert done == iterations
     np.testing.assert_allclose(lam, lam_ref, rtol=1e-9, atol=1e-10)

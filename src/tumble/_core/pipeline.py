@@ -20,6 +20,12 @@ from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
 from tumble._core.contact.layers import build_layers, stack_heights
+from tumble._core.dynamics.integrate import (
+    first_nonfinite_body,
+    integrate_positions,
+    integrate_velocities,
+    update_body_frames,
+)
 from tumble._core.dynamics.joints.projection import project_joints
 from tumble._core.dynamics.joints.rows import (
     joint_reactions,
@@ -27,12 +33,6 @@ from tumble._core.dynamics.joints.rows import (
     prepare_joint_rows,
     store_joint_impulses,
     update_joint_coordinates,
-)
-from tumble._core.dynamics.integrate import (
-    first_nonfinite_body,
-    integrate_positions,
-    integrate_velocities,
-    update_body_frames,
 )
 from tumble._core.solvers.common import count_body_contacts, prepare_contact_rows, store_contact_impulses
 from tumble._core.solvers.pgs import relax_pgs, solve_pgs
@@ -134,7 +134,8 @@ def _prepare_rows(w, dt):
                            b.body_inv_inertia_world, b.body_fixed, dt,
                            s.joint_baumgarte if s.joint_correction == "baumgarte" else 0.0, s.max_correction_speed,
                            s.joint_frequency, s.joint_damping_ratio,
-                           s.warm_start, s.joint_block_solve, offset, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
+                           s.warm_start, s.joint_block_solve, offset, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
+                           r.row_bias,
                            r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda,
                            r.row_owner, r.row_cfm, r.row_group)
         r.count = offset + w._joints.row_total
@@ -162,7 +163,8 @@ def _project_joints(w, dt):
     if not s.joint_projection_fixation:
         height[:] = 1      # every body at the same height: each joint moves both its bodies
     first, last = project_joints(
-        order, height, js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q,
+        order, height, js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+        js.joint_rel_q,
         js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor,
         js.joint_active, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever,
         b.body_position[: b.count], b.body_orientation, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt,
@@ -199,7 +201,8 @@ def _dynamics_pgs(w, dt, prof, t):
 
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
     iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
-                             r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
+                             r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
+                             b.body_linear_velocity,
                              b.body_angular_velocity, s.iterations, s.tolerance, history)
     w.counters["iterations"] = int(iters)
     w.counters["merit"] = float(merit)
@@ -214,7 +217,8 @@ def _dynamics_pgs(w, dt, prof, t):
 
     if s.relax_iterations > 0:
         relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
-                  r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity, b.body_angular_velocity,
+                  r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
+                  b.body_angular_velocity,
                   s.relax_iterations)
     store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
     _finish_joints(w, offset, r.row_lambda, dt)
@@ -249,7 +253,8 @@ def _dynamics_shock(w, dt, prof, t):
     # dynamics(a dt) on the whole system (eq. 45)
     history = np.zeros(s.iterations) if s.record_merit else _EMPTY
     sweeps, merit = solve_dynamics(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
-                                   r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
+                                   r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
+                                   b.body_linear_velocity,
                                    b.body_angular_velocity, s.iterations, s.tolerance, s.cfm, height, history)
     accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
                             disp_ang)
@@ -295,7 +300,8 @@ def _dynamics_shock(w, dt, prof, t):
         r.row_hi[:rows] *= (1.0 - a) / a
         worst, layer_sweeps, layer_corrections = shock_propagation(
             layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
-            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind, r.row_owner,
+            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind,
+            r.row_owner,
             _correction_target(c, s), 0.0, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity, disp_lin,
             disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance, row_block,
             s.block_iterations, s.block_tolerance)

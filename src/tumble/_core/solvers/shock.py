@@ -45,7 +45,8 @@ PARALLEL_MIN_BLOCKS = 8
 
 @kernel
 def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance, layer, body_height, row_body, row_J,
-                row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm):
+                row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang,
+                cfm):
     """One sweep over ``order[start:stop]`` that visits the rows block by block (``row_block``: the
     body they move) and repeats each block's rows up to ``block_iterations`` times, until a pass
     changes no row velocity by more than ``block_tolerance`` [m/s].
@@ -110,7 +111,8 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
 
 @kernel
 def solve_dynamics(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                   row_cfm, row_group, row_lambda, v_lin, v_ang, iterations, tolerance, cfm, body_height, merit_history):
+                   row_cfm, row_group, row_lambda, v_lin, v_ang, iterations, tolerance, cfm, body_height,
+                   merit_history):
     """dynamics(h) on the whole system (000 eq. 45c-d): warm start V += B lambda0, then up to
     ``iterations`` sweeps, fewer once a sweep changes no row velocity by more than ``tolerance``
     [m/s] (0: always all). ``merit_history`` (k >= iterations) receives theta after each sweep
@@ -147,7 +149,8 @@ def accumulate_displacement(body_fixed, count, v_lin, v_ang, h, disp_lin, disp_a
 @kernel_parallel
 def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start, layer_bodies, body_height,
                       row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm,
-                      row_group, row_kind, row_owner, contact_depth, slop, lam, lam_c, v_lin, v_ang, disp_lin, disp_ang, h, iterations,
+                      row_group, row_kind, row_owner, contact_depth, slop, lam, lam_c, v_lin, v_ang, disp_lin,
+                      disp_ang, h, iterations,
                       correction_iterations, cfm, tolerance, correction_tolerance, row_block, block_iterations,
                       block_tolerance):
     """Fig. 12 with A = (dynamics(h), correction()) for every layer, bottom-up (Fig. 14).

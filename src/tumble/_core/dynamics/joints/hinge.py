@@ -52,6 +52,7 @@ def axis_rows(r, j, slot, ia, ib, na, nb, jp, warm, body_inv_inertia_world, join
                  row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
     fill_angular_row(r + 1, ia, ib, t2, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
     set_equality(r + 1, j, slot + 1, t2[0] * e[0] + t2[1] * e[1] + t2[2] * e[2], jp, warm,
-                 joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda,
+                 joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
+                 row_lambda,
                  row_owner, row_cfm)
     return r + 2

@@ -80,7 +80,8 @@ def _move_body(i, disp_lin, disp_ang, body_position, body_orientation):
 
 
 @kernel
-def project_joints(order, body_height, joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length,
+def project_joints(order, body_height, joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
+                   joint_rel_q, joint_length,
                    joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor, joint_active,
                    joint_row_count, joint_impulse, joint_coord, joint_lever, body_position, body_orientation,
                    body_inv_mass, body_inv_inertia_world, body_fixed, dt, iterations, tolerance, max_correction,

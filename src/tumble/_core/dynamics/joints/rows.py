@@ -64,7 +64,8 @@ def update_joint_coordinates(joint_count, joint_type, joint_body, joint_anchor, 
 
 @kernel
 def write_joint_rows(j, r0, jp, warm, block_solve, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
-                     joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor,
+                     joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode,
+                     joint_motor,
                      joint_impulse, joint_coord, joint_lever, body_position, body_orientation, body_inv_mass,
                      body_inv_inertia_world, body_fixed, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax,
                      row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):

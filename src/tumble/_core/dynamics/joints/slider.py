@@ -28,11 +28,13 @@ def line_rows(r, j, slot, ia, ib, na, delta, ra_line, rb, jp, warm, body_inv_mas
     linear_row(r, ia, ib, t1, ra_line, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                row_inv_diag)
     set_equality(r, j, slot, t1[0] * delta[0] + t1[1] * delta[1] + t1[2] * delta[2], jp, warm,
-                 joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda,
+                 joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
+                 row_lambda,
                  row_owner, row_cfm)
     linear_row(r + 1, ia, ib, t2, ra_line, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                row_inv_diag)
     set_equality(r + 1, j, slot + 1, t2[0] * delta[0] + t2[1] * delta[1] + t2[2] * delta[2], jp,
-                 warm, joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
+                 warm, joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
+                 row_kind,
                  row_lambda, row_owner, row_cfm)
     return r + 2
