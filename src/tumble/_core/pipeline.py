@@ -127,17 +127,7 @@ def _prepare_rows(w, dt):
     if w._joints.row_total:
         update_joint_coordinates(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
                                  js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
-        prepare_joint_rows(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
-                           js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
-                           js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
-                           js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,
-                           b.body_inv_inertia_world, b.body_fixed, dt,
-                           s.joint_baumgarte if s.joint_correction == "baumgarte" else 0.0, s.max_correction_speed,
-                           s.joint_frequency, s.joint_damping_ratio,
-                           s.warm_start, s.joint_block_solve, offset, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
-                           r.row_bias,
-                           r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda,
-                           r.row_owner, r.row_cfm, r.row_group)
+        _write_joint_rows(w, offset, dt, dt, s.warm_start)
         r.count = offset + w._joints.row_total
     w.counters["joint_rows"] = int(w._joints.row_total)
     w.joint_row_offset = offset
@@ -171,6 +161,22 @@ def _project_joints(w, dt):
         s.joint_correction_iterations, s.joint_correction_tolerance, s.joint_max_correction, s.joint_block_solve)
     w.counters["joint_error"] = float(first)
     w.counters["joint_error_after"] = float(last)
+
+
+def _write_joint_rows(w, offset, dt, h, warm):
+    """The joint rows (dynamics.joints.rows) from row ``offset`` for a solve spanning ``h`` seconds of
+    a step of ``dt``: soft rows (servos, springs) and motor bounds depend on h, Baumgarte feedback
+    (when on) keeps removing its fraction of the error per step dt."""
+    b, r, s, js = w.bodies, w.rows, w.settings, w.joint_store
+    fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
+    prepare_joint_rows(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                       js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
+                       js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
+                       js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,
+                       b.body_inv_inertia_world, b.body_fixed, h, fraction, s.max_correction_speed, s.joint_frequency,
+                       s.joint_damping_ratio, warm, s.joint_block_solve, offset, dt, r.row_body, r.row_J, r.row_B,
+                       r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu,
+                       r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
 
 
 def _finish_joints(w, offset, lam, dt):
@@ -240,10 +246,13 @@ def _dynamics_shock(w, dt, prof, t):
     offset = _prepare_rows(w, dt)
     rows = r.count
     # the cache holds impulses per full step (force x dt); the a dt solve starts from a of them, and
-    # bounded rows (motors, Catto's fixed friction) may apply their force for a dt only
+    # bounded contact rows (Catto's fixed friction) may apply their force for a dt only; the joint
+    # rows are rebuilt for a solve of a dt (motor bounds, soft rows)
+    if a < 1.0 and w._joints.row_total:
+        _write_joint_rows(w, offset, dt, a * dt, s.warm_start)
     r.row_lambda[:rows] *= a
-    r.row_lo[:rows] *= a
-    r.row_hi[:rows] *= a
+    r.row_lo[:offset] *= a
+    r.row_hi[:offset] *= a
     height = np.zeros(n, dtype=np.int64)
     disp_lin = np.zeros((n, 3))
     disp_ang = np.zeros((n, 3))
@@ -296,8 +305,14 @@ def _dynamics_shock(w, dt, prof, t):
         js = w.joint_store
         load_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset,
                             js.joint_aux_impulse, (1.0 - a) if s.warm_start else 0.0, lam)
-        r.row_lo[:rows] *= (1.0 - a) / a
-        r.row_hi[:rows] *= (1.0 - a) / a
+        r.row_lo[:offset] *= (1.0 - a) / a
+        r.row_hi[:offset] *= (1.0 - a) / a
+        if w._joints.row_total:   # joint rows for the (1 - a) dt solve; the a dt impulses are kept
+            kept = r.row_lambda[offset:rows].copy()
+            _write_joint_rows(w, offset, dt, h, False)
+            r.row_lambda[offset:rows] = kept
+            if bias is not r.row_bias:
+                bias[offset:rows] = r.row_bias[offset:rows]   # layer_targets copied the a dt targets
         worst, layer_sweeps, layer_corrections = shock_propagation(
             layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
             layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind,

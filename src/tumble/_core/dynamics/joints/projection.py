@@ -119,7 +119,7 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
     lam = np.empty(m)
     disp_lin = np.zeros((n, 3))
     disp_ang = np.zeros((n, 3))
-    jp = np.array([1.0 / dt, math.inf, 0.0, 1.0, dt])
+    jp = np.array([1.0 / dt, math.inf, 0.0, 1.0, dt, dt])
     first = 0.0
     worst = 0.0
     for it in range(iterations):

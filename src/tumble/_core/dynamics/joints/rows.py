@@ -70,7 +70,9 @@ def write_joint_rows(j, r0, jp, warm, block_solve, joint_type, joint_body, joint
                      body_inv_inertia_world, body_fixed, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax,
                      row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
     """The rows of joint j from row r0 on (module docstring for the layout), at the current poses.
-    ``jp`` = (beta [1/s], max speed [m/s], soft frequency [Hz], soft damping ratio, dt [s])."""
+    ``jp`` = (beta [1/s], max speed [m/s], soft frequency [Hz], soft damping ratio, h [s] the duration
+    of the solve these rows serve, dt [s] the whole step: a limit may be approached by its gap per
+    step, whatever part of the step a solve spans)."""
     dt = jp[4]
     qa = np.empty(4)
     qb = np.empty(4)
@@ -120,12 +122,12 @@ def write_joint_rows(j, r0, jp, warm, block_solve, joint_type, joint_body, joint
         theta = joint_coord[j]
         if joint_has_limits[j]:
             fill_angular_row(r, ia, ib, na, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-            set_limit(r, j, r - r0, theta - joint_limit[j, 0], dt, jp, warm, joint_impulse, row_bias,
+            set_limit(r, j, r - r0, theta - joint_limit[j, 0], jp[5], jp, warm, joint_impulse, row_bias,
                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
             for k in range(3):
                 d[k] = -na[k]
             fill_angular_row(r + 1, ia, ib, d, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - theta, dt, jp, warm, joint_impulse,
+            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - theta, jp[5], jp, warm, joint_impulse,
                       row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
                       row_cfm)
             r += 2
@@ -151,13 +153,13 @@ def write_joint_rows(j, r0, jp, warm, block_solve, joint_type, joint_body, joint
         if joint_has_limits[j]:
             linear_row(r, ia, ib, na, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                        row_inv_diag)
-            set_limit(r, j, r - r0, s - joint_limit[j, 0], dt, jp, warm, joint_impulse, row_bias,
+            set_limit(r, j, r - r0, s - joint_limit[j, 0], jp[5], jp, warm, joint_impulse, row_bias,
                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
             for k in range(3):
                 d[k] = -na[k]
             linear_row(r + 1, ia, ib, d, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                        row_inv_diag)
-            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - s, dt, jp, warm, joint_impulse,
+            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - s, jp[5], jp, warm, joint_impulse,
                       row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
                       row_cfm)
             r += 2
@@ -183,18 +185,19 @@ def prepare_joint_rows(joint_count, joint_type, joint_body, joint_anchor, joint_
                        joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor,
                        joint_active, joint_row_start, joint_impulse, joint_coord, joint_lever,
                        body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed,
-                       dt, baumgarte, max_speed, soft_frequency, soft_damping, warm, block_solve, row_offset,
+                       dt, baumgarte, max_speed, soft_frequency, soft_damping, warm, block_solve, row_offset, step_dt,
                        row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
                        row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
     """Write the rows of every active joint (``write_joint_rows``), joint j from row
     ``row_offset + joint_row_start[j]``. ``baumgarte`` is the fraction of a joint's position error
-    removed per step (001 eq. 20, beta = baumgarte / dt; 0 when the projection corrects it instead);
+    removed per solve (001 eq. 20, beta = baumgarte / dt; 0 when the projection corrects it
+    instead); ``dt`` is the duration of the solve, ``step_dt`` the whole step's;
     ``soft_frequency`` > 0 makes every equality row a spring of that frequency [Hz] and damping
     ratio. ``joint_coord`` must be current (``update_joint_coordinates``). Stores b's lever (anchor
     minus centre of mass) in ``joint_lever`` for the reactions. With ``block_solve`` a joint's
     equality rows form one group (``row_group``, solved together by solvers.pgs.solve_group);
     otherwise every row is swept on its own (Catto's scalar PGS)."""
-    jp = np.array([baumgarte / dt, max_speed, soft_frequency, soft_damping, dt])
+    jp = np.array([baumgarte / dt, max_speed, soft_frequency, soft_damping, dt, step_dt])
     for j in prange(joint_count):
         if not joint_active[j]:
             continue
