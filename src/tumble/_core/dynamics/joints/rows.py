@@ -63,8 +63,8 @@ def update_joint_coordinates(joint_count, joint_type, joint_body, joint_anchor, 
 
 
 @kernel
-def write_joint_rows(j, r0, jp, warm, block_solve, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
-                     joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode,
+def write_joint_rows(j, r0, jp, warm, block_solve, scratch, joint_type, joint_body, joint_anchor, joint_axis,
+                     joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode,
                      joint_motor,
                      joint_impulse, joint_coord, joint_lever, body_position, body_orientation, body_inv_mass,
                      body_inv_inertia_world, body_fixed, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax,
@@ -72,22 +72,23 @@ def write_joint_rows(j, r0, jp, warm, block_solve, joint_type, joint_body, joint
     """The rows of joint j from row r0 on (module docstring for the layout), at the current poses.
     ``jp`` = (beta [1/s], max speed [m/s], soft frequency [Hz], soft damping ratio, h [s] the duration
     of the solve these rows serve, dt [s] the whole step: a limit may be approached by its gap per
-    step, whatever part of the step a solve spans)."""
+    step, whatever part of the step a solve spans). ``scratch`` (14, 4): work space, so a caller
+    visiting many joints allocates once."""
     dt = jp[4]
-    qa = np.empty(4)
-    qb = np.empty(4)
-    pa = np.empty(3)
-    pb = np.empty(3)
-    ra = np.empty(3)
-    rb = np.empty(3)
-    na = np.empty(3)
-    nb = np.empty(3)
-    ua = np.empty(3)
-    ub = np.empty(3)
-    d = np.empty(3)
-    t1 = np.empty(3)
-    t2 = np.empty(3)
-    e = np.empty(3)
+    qa = scratch[0]
+    qb = scratch[1]
+    pa = scratch[2, :3]
+    pb = scratch[3, :3]
+    ra = scratch[4, :3]
+    rb = scratch[5, :3]
+    na = scratch[6, :3]
+    nb = scratch[7, :3]
+    ua = scratch[8, :3]
+    ub = scratch[9, :3]
+    d = scratch[10, :3]
+    t1 = scratch[11, :3]
+    t2 = scratch[12, :3]
+    e = scratch[13, :3]
     side_frame(j, 0, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qa, pa, ra,
                na, ua)
     side_frame(j, 1, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qb, pb, rb,
@@ -201,7 +202,8 @@ def prepare_joint_rows(joint_count, joint_type, joint_body, joint_anchor, joint_
     for j in prange(joint_count):
         if not joint_active[j]:
             continue
-        write_joint_rows(j, row_offset + joint_row_start[j], jp, warm, block_solve, joint_type, joint_body,
+        scratch = np.empty((14, 4))
+        write_joint_rows(j, row_offset + joint_row_start[j], jp, warm, block_solve, scratch, joint_type, joint_body,
                          joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
                          joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
                          body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed, row_body,

@@ -1,0 +1,295 @@
+"""Joint scenes: pendulum, hanging chain, hinged bridge, ragdoll pile, motorised car, welded wall.
+
+Every scene uses SI units and gravity (0, 0, -9.81) m/s^2; joints are ``tumble.joints`` definitions
+between body ids of the spec (``SceneSpec.joint``), anchors and axes in world coordinates at the
+start pose. Joined bodies do not collide with each other (the joints' default ``collide=False``).
+Nothing solver-specific is in the scene settings, so every spec builds under every solver
+(``build(name, solver="pgs")`` or ``solver="shock"``).
+
+Tags (``BodySpec.tag``): ``"ground"`` the fixed plane z = 0; ``"wall"`` other fixed bodies
+(bridge abutments, the ragdoll pen); ``"bob"`` the pendulum bob; ``"link"`` chain links;
+``"plank"`` bridge planks; ``"load"`` the boxes dropped on the bridge; ``"ragdoll"`` ragdoll parts;
+``"chassis"`` / ``"wheel"`` the car; ``"brick"`` wall bricks; ``"projectile"`` the ball thrown at
+the wall.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tumble.errors import SceneError
+from tumble.joints import Ball, Fixed, Hinge, Motor
+from tumble.materials import Material
+from tumble.scenes.library import _ground, scene
+from tumble.scenes.spec import SceneSpec
+from tumble.shapes import Box, Capsule, Sphere
+
+GRAVITY = (0.0, 0.0, -9.81)
+G = 9.81
+
+# ----------------------------------------------------------------------------------------------
+# helpers
+
+
+def _int(scene_name: str, lo: int = 1, **params) -> list[int]:
+    out = []
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
+            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} must be an integer >= {lo}")
+        out.append(int(v))
+    return out
+
+
+def _num(scene_name: str, lo: float | None = 0.0, strict: bool = True, **params) -> list[float]:
+    """The parameters as floats; SceneError unless each is finite and > lo (>= lo if not strict;
+    any finite value if lo is None)."""
+    out = []
+    for k, v in params.items():
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} is not a number") from None
+        bad = not math.isfinite(x) or (lo is not None and (x <= lo if strict else x < lo))
+        if bad:
+            cond = "finite" if lo is None else f"finite and {'>' if strict else '>='} {lo}"
+            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} must be {cond}")
+        out.append(x)
+    return out
+
+
+def _spec(dt: float, seconds: float) -> SceneSpec:
+    return SceneSpec(name="", gravity=GRAVITY, dt=dt, seconds=float(seconds), settings={"iterations": 10})
+
+
+def _quat_axis(axis, angle: float) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of a rotation by ``angle`` [rad] about ``axis``."""
+    a = np.asarray(axis, dtype=float)
+    a = a / np.linalg.norm(a)
+    s = math.sin(0.5 * angle)
+    return np.array([math.cos(0.5 * angle), s * a[0], s * a[1], s * a[2]])
+
+
+def _quat_mul(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    w1, x1, y1, z1 = p
+    w2, x2, y2, z2 = q
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def _quat_matrix(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _quat_z_to(direction) -> np.ndarray:
+    """Quaternion turning local +z onto ``direction`` (a capsule's segment axis)."""
+    d = np.asarray(direction, dtype=float)
+    d = d / np.linalg.norm(d)
+    z = np.array([0.0, 0.0, 1.0])
+    c = float(z @ d)
+    if c > 1.0 - 1e-12:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    if c < -1.0 + 1e-12:
+        return np.array([0.0, 1.0, 0.0, 0.0])
+    axis = np.cross(z, d)
+    return _quat_axis(axis, math.acos(c))
+
+
+def _tuple(v) -> tuple:
+    return tuple(float(x) for x in v)
+
+
+# ----------------------------------------------------------------------------------------------
+# pendulum
+
+#: Pendulum bob: a 5 cm sphere of 1 kg on a massless rod (ball joint to the world point PIVOT).
+PENDULUM_PIVOT = (0.0, 0.0, 2.0)
+PENDULUM_BOB_RADIUS = 0.05
+PENDULUM_BOB_MASS = 1.0
+PENDULUM_MATERIAL = Material(density=1000.0, friction=0.5, restitution=0.0, name="pendulum")
+
+
+@scene("pendulum", "simple pendulum: 1 kg bob on a 1 m massless rod (ball joint to the world), released at 0.2 rad")
+def pendulum(*, length: float = 1.0, angle: float = 0.2, seconds: float = 10.0) -> SceneSpec:
+    """A sphere bob (radius 5 cm, 1 kg) held by a ``tumble.Ball`` joint whose world-side anchor is
+    the pivot (0, 0, 2) and whose body-side anchor is ``length`` [m] from the bob's centre, i.e. a
+    massless rod. Released from rest ``angle`` [rad] from the vertical in the x-z plane.
+
+    Small-angle period 2 pi sqrt(l_eff / g) with the physical-pendulum correction
+    l_eff = L + 2/5 r^2 / L (2.007 s for the defaults). The joint error (bob centre off the
+    sphere of radius ``length`` about the pivot) is ``w.joint_errors()[0]``. dt 1/240 s.
+    """
+    (L,) = _num("pendulum", length=length)
+    (a,) = _num("pendulum", lo=None, angle=angle)
+    (secs,) = _num("pendulum", seconds=seconds)
+    if L >= PENDULUM_PIVOT[2] - PENDULUM_BOB_RADIUS:
+        raise SceneError(f"scene 'pendulum': parameter length={length!r} must be < "
+                         f"{PENDULUM_PIVOT[2] - PENDULUM_BOB_RADIUS} m (the bob would start in the ground)")
+    s = _spec(1.0 / 240.0, secs)
+    _ground(s, PENDULUM_MATERIAL)
+    px, py, pz = PENDULUM_PIVOT
+    bob = s.add(Sphere(PENDULUM_BOB_RADIUS), (px + L * math.sin(a), py, pz - L * math.cos(a)),
+                mass=PENDULUM_BOB_MASS, material=PENDULUM_MATERIAL, name="bob", tag="bob")
+    # the joint's anchor is the pivot: on the world side it is fixed in space, on the bob's side it
+    # is carried at ``length`` from the bob's centre -- a rigid massless rod.
+    s.joint(Ball(None, bob, PENDULUM_PIVOT, name="rod"))
+    return s
+
+
+# ----------------------------------------------------------------------------------------------
+# chain
+
+#: Chain link: capsule of radius 2 cm whose tip-to-tip length is ``link_length``; 0.1 kg.
+CHAIN_LINK_RADIUS = 0.02
+CHAIN_LINK_MASS = 0.1
+#: [m] clearance between the fully hung chain's lowest tip and the ground.
+CHAIN_CLEARANCE = 0.5
+CHAIN_MATERIAL = Material(density=1000.0, friction=0.5, restitution=0.0, name="chain")
+
+
+@scene("chain50", "50 capsule links (0.1 m, 0.1 kg) on ball joints hanging from a fixed point, released horizontally")
+def chain50(*, links: int = 50, link_length: float = 0.1, seconds: float = 10.0, iterations: int = 10) -> SceneSpec:
+    """A chain of ``links`` capsules (radius 2 cm, tip-to-tip ``link_length`` [m], 0.1 kg each)
+    joined by ``tumble.Ball`` joints at their shared ends, the first link's free end joined to the
+    world point (0, 0, H) with H = links * link_length + 0.5 m, so the hanging chain clears the
+    ground by 0.5 m.
+
+    The chain starts straight and horizontal along +x at height H, at rest, and swings down: the
+    demanding case for joint drift (the outer links reach ~sqrt(2 g H) = 10 m/s for the defaults
+    and the tension grows along the chain). Joint ``k`` joins link ``k - 1`` (the world for k = 0)
+    to link ``k`` at x = k * link_length; ``w.joint_errors()`` gives the anchor separations.
+    dt 1/60 s, ``iterations`` solver sweeps (10).
+    """
+    (n, iters) = _int("chain50", links=links, iterations=iterations)
+    (L, secs) = _num("chain50", link_length=link_length, seconds=seconds)
+    r = CHAIN_LINK_RADIUS
+    if L <= 2.0 * r:
+        raise SceneError(f"scene 'chain50': parameter link_length={link_length!r} must be > {2 * r} m "
+                         "(twice the link radius)")
+    s = _spec(1.0 / 60.0, secs)
+    s.settings["iterations"] = iters
+    _ground(s, CHAIN_MATERIAL)
+    H = n * L + CHAIN_CLEARANCE
+    link = Capsule(r, 0.5 * L - r)                  # tip-to-tip length L
+    q = _tuple(_quat_z_to((1.0, 0.0, 0.0)))         # segment along +x
+    prev = None
+    for k in range(n):
+        i = s.add(link, ((k + 0.5) * L, 0.0, H), orientation=q, mass=CHAIN_LINK_MASS, material=CHAIN_MATERIAL,
+                  name=f"link{k}", tag="link")
+        s.joint(Ball(prev, i, (k * L, 0.0, H), name=f"ball{k}"))
+        prev = i
+    return s
+
+
+# ----------------------------------------------------------------------------------------------
+# ragdolls
+
+RAGDOLL_MATERIAL = Material(density=1000.0, friction=0.6, restitution=0.0, name="flesh")
+
+#: Ragdoll parts in the standing T-pose (feet at z = 0, facing +x, left side +y):
+#: (name, shape, centre [m], segment direction of a capsule or None). Total mass 59.5 kg at 1000 kg/m^3.
+RAGDOLL_PARTS = (
+    ("pelvis", Capsule(0.10, 0.08), (0.0, 0.0, 0.95), (0.0, 1.0, 0.0)),
+    ("torso", Capsule(0.11, 0.14), (0.0, 0.0, 1.30), (0.0, 0.0, 1.0)),
+    ("head", Sphere(0.10), (0.0, 0.0, 1.72), None),
+    ("upper_arm_l", Capsule(0.045, 0.10), (0.0, 0.33, 1.45), (0.0, 1.0, 0.0)),
+    ("lower_arm_l", Capsule(0.040, 0.10), (0.0, 0.62, 1.45), (0.0, 1.0, 0.0)),
+    ("upper_arm_r", Capsule(0.045, 0.10), (0.0, -0.33, 1.45), (0.0, 1.0, 0.0)),
+    ("lower_arm_r", Capsule(0.040, 0.10), (0.0, -0.62, 1.45), (0.0, 1.0, 0.0)),
+    ("thigh_l", Capsule(0.070, 0.15), (0.0, 0.10, 0.68), (0.0, 0.0, 1.0)),
+    ("shin_l", Capsule(0.055, 0.15), (0.0, 0.10, 0.24), (0.0, 0.0, 1.0)),
+    ("thigh_r", Capsule(0.070, 0.15), (0.0, -0.10, 0.68), (0.0, 0.0, 1.0)),
+    ("shin_r", Capsule(0.055, 0.15), (0.0, -0.10, 0.24), (0.0, 0.0, 1.0)),
+)
+
+#: Ragdoll joints in the T-pose frame: (kind, parent, child, anchor [m], hinge axis, limits [rad]).
+#: Hinge angles are measured from the T-pose; a positive angle bends forward (+x) for the spine and
+#: neck, flexes the elbows (forearm towards +x) and knees (shin towards -x).
+RAGDOLL_JOINTS = (
+    ("hinge", "pelvis", "torso", (0.0, 0.0, 1.05), (0.0, 1.0, 0.0), (-0.3, 0.8)),       # spine
+    ("hinge", "torso", "head", (0.0, 0.0, 1.60), (0.0, 1.0, 0.0), (-0.5, 0.5)),         # neck
+    ("ball", "torso", "upper_arm_l", (0.0, 0.18, 1.45), None, None),                    # shoulders
+    ("ball", "torso", "upper_arm_r", (0.0, -0.18, 1.45), None, None),
+    ("hinge", "upper_arm_l", "lower_arm_l", (0.0, 0.475, 1.45), (0.0, 0.0, -1.0), (0.0, 2.4)),  # elbows
+    ("hinge", "upper_arm_r", "lower_arm_r", (0.0, -0.475, 1.45), (0.0, 0.0, 1.0), (0.0, 2.4)),
+    ("ball", "pelvis", "thigh_l", (0.0, 0.10, 0.90), None, None),                       # hips
+    ("ball", "pelvis", "thigh_r", (0.0, -0.10, 0.90), None, None),
+    ("hinge", "thigh_l", "shin_l", (0.0, 0.10, 0.46), (0.0, 1.0, 0.0), (0.0, 2.4)),     # knees
+    ("hinge", "thigh_r", "shin_r", (0.0, -0.10, 0.46), (0.0, 1.0, 0.0), (0.0, 2.4)),
+)
+#: T-pose point about which a ragdoll is placed (between the hips) [m].
+RAGDOLL_ORIGIN = np.array([0.0, 0.0, 0.90])
+#: Half of the ragdoll's thickness when lying down (its largest radius, the torso's) [m].
+RAGDOLL_HALF_THICKNESS = 0.11
+#: Vertical pitch of the dropped ragdolls [m]: the lowest one's origin starts at RAGDOLL_FIRST_Z.
+RAGDOLL_PITCH = 0.3
+RAGDOLL_FIRST_Z = 0.3
+#: [m] uniform +- horizontal jitter of each ragdoll's origin.
+RAGDOLL_JITTER = 0.3
+#: Pen: interior half width [m], wall thickness, wall height.
+RAGDOLL_PEN_HALF = 1.5
+RAGDOLL_PEN_THICKNESS = 0.1
+RAGDOLL_PEN_HEIGHT = 0.5
+
+
+def _add_ragdoll(s: SceneSpec, rot: np.ndarray, origin: np.ndarray, prefix: str) -> None:
+    """Add one ragdoll, the T-pose rotated by the quaternion ``rot`` about RAGDOLL_ORIGIN and moved to
+    ``origin``."""
+    R = _quat_matrix(rot)
+    ids = {}
+    for name, shape, centre, direction in RAGDOLL_PARTS:
+        p = origin + R @ (np.asarray(centre) - RAGDOLL_ORIGIN)
+        q = rot if direction is None else _quat_mul(rot, _quat_z_to(direction))
+        ids[name] = s.add(shape, _tuple(p), orientation=_tuple(q / np.linalg.norm(q)), density=RAGDOLL_MATERIAL.density,
+                          material=RAGDOLL_MATERIAL, name=f"{prefix}{name}", tag="ragdoll")
+    for kind, parent, child, anchor, axis, limits in RAGDOLL_JOINTS:
+        a = _tuple(origin + R @ (np.asarray(anchor) - RAGDOLL_ORIGIN))
+        jn = f"{prefix}{parent}-{child}"
+        if kind == "ball":
+            s.joint(Ball(ids[parent], ids[child], a, name=jn))
+        else:
+            s.joint(Hinge(ids[parent], ids[child], a, _tuple(R @ np.asarray(axis)), limits=limits, name=jn))
+
+
+@scene("ragdolls", "pile of 20 ragdolls (11 capsules/spheres, ball + limited hinge joints) dropped into a low pen")
+def ragdolls(*, count: int = 20, seed: int = 0, pen: bool = True, seconds: float = 6.0) -> SceneSpec:
+    """``count`` ragdolls of 11 parts each (pelvis, torso, head sphere, upper/lower arms, thighs,
+    shins; capsules of 1000 kg/m^3, 59.5 kg per ragdoll, mu 0.6) joined by 10 joints: ball joints
+    at the shoulders and hips, hinges with limits at the spine, neck, elbows and knees
+    (``RAGDOLL_JOINTS``).
+
+    Each ragdoll lies on its back or front (``seed``: random flip and yaw, numpy
+    ``default_rng(seed)``), its hip point jittered by +-0.3 m horizontally, one above the other:
+    ragdoll k's hip point starts at z = 0.3 + 0.3 k (the lying bodies are 0.22 m thick, so nothing
+    overlaps), and they fall into a pile. ``pen``: fixed walls 0.5 m high around a 3 x 3 m floor.
+    dt 1/60 s, 10 iterations.
+    """
+    (n,) = _int("ragdolls", count=count)
+    (secs,) = _num("ragdolls", seconds=seconds)
+    s = _spec(1.0 / 60.0, secs)
+    _ground(s, RAGDOLL_MATERIAL)
+    if pen:
+        a, t, h = RAGDOLL_PEN_HALF, RAGDOLL_PEN_THICKNESS, RAGDOLL_PEN_HEIGHT
+        x_wall = Box((0.5 * t, a, 0.5 * h))
+        y_wall = Box((a + t, 0.5 * t, 0.5 * h))
+        for sx in (-1.0, 1.0):
+            s.add(x_wall, (sx * (a + 0.5 * t), 0.0, 0.5 * h), fixed=True, material=RAGDOLL_MATERIAL,
+                  name=f"pen{'-+'[sx > 0]}x", tag="wall")
+        for sy in (-1.0, 1.0):
+            s.add(y_wall, (0.0, sy * (a + 0.5 * t), 0.5 * h), fixed=True, material=RAGDOLL_MATERIAL,
+                  name=f"pen{'-+'[sy > 0]}y", tag="wall")
+    rng = np.random.default_rng(int(seed))
+    # lying on the back: the T-pose's +x (front) turned up, its head towards -x
+    lie = _quat_axis((0.0, 1.0, 0.0), -0.5 * math.pi)
+    for k in range(n):
+        flip = math.pi * int(rng.integers(0, 2))       # face down: turn about the body's long axis
+        yaw = rng.uniform(0.0, 2.0 * math.pi)
+        rot = _quat_mul(_quat_axis((0.0, 0.0, 1.0), yaw), _quat_mul(_quat_axis((1.0, 0.0, 0.0), flip), lie))
+        xy = rng.uniform(-RAGDOLL_JITTER, RAGDOLL_JITTER, 2)
+        origin = np.array([xy[0], xy[1], RAGDOLL_FIRST_Z + RAGDOLL_PITCH * k])
+        _add_ragdoll(s, rot, origin, f"ragdoll{k}.")
+    return s
