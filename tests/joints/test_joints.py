@@ -94,7 +94,7 @@ def _chain(solver, links, link_length=0.1, radius=0.02, self_collision=True, **s
 
 def test_chain_drift_below_one_percent_of_link_length_at_10_iterations():
     """pgs, 10 sweeps, 240 Hz, a chain of 10 links released horizontally (measured 0.8 mm at most).
-    Longer chains drift more: 20 links 1.55 mm (1.6 %) under pgs and 15 mm under shock, see
+    Longer chains drift more: 20 links 1.55 mm (1.6 %) under pgs and 1.38 mm under shock, see
     test_chain_with_self_collision_stays_connected (self-collision made no difference)."""
     w = _chain("pgs", 10, self_collision=False, iterations=10)
     e0 = w.total_energy()
@@ -108,8 +108,11 @@ def test_chain_drift_below_one_percent_of_link_length_at_10_iterations():
     assert w.total_energy() <= e0 + 1e-6 * abs(e0) + 1e-3   # no energy gained
 
 
-@pytest.mark.parametrize("solver, bound", [("pgs", 0.03), ("shock", 0.3)])
+@pytest.mark.parametrize("solver, bound", [("pgs", 0.03), ("shock", 0.03)])
 def test_chain_with_self_collision_stays_connected(solver, bound):
+    """Under shock the chain is one articulation (contact.layers.articulated_heights): when each
+    joint was a stack edge, the 20 links became 20 layers, each pulled by its fixated parent, and the
+    chain gained 33 % of its energy in 2 s with 15 mm gaps."""
     w = _chain(solver, 20, iterations=10)
     e0 = w.total_energy()
     worst = 0.0
@@ -209,11 +212,6 @@ def test_weld_holds_a_cantilever(solver):
     sag = 1.0 - w.position(ids[-1])[2]
     print(f"{solver}: 5-box welded cantilever (1 m), tip sag after 2 s: {sag * 1e3:.4f} mm")
     assert abs(sag) < 1e-3
-    if solver == "shock":
-        # shock propagation fixates each box's inner neighbour in its layer, so the root weld only
-        # feels the outer boxes through the a dt whole-system solve: its reaction is not the static
-        # load (measured 10.2 N of 49 N) -- the force-level answer needs pgs
-        return
     # the root weld carries the whole weight and its moment: sum m g x_i about the wall
     r = w.joint_reaction(0)
     assert r.force[2] == pytest.approx(5 * G, rel=0.01)

@@ -113,3 +113,36 @@ def naive_shock_propagation(row_body, row_J, Minv, zeta, lo, hi, link, mu, norma
                         lc[i] = max(0.0, lc[i] - (A[i] @ lc + b[i]) / A[i, i])
             disp = disp + ML @ Jn.T @ lc
     return lam, u, disp
+
+
+def naive_articulated_heights(row_body, row_is_joint, n_bodies, fixed):
+    """Dijkstra over the body graph with joint edges of length 0 and contact edges of length 1,
+    from the fixed bodies (0) and the bodies touching them (1); unreached dynamic bodies get the
+    largest height found (1 if none). The oracle of contact.layers.articulated_heights."""
+    import heapq
+
+    INF = 10**9
+    h = [0 if fixed[i] else INF for i in range(n_bodies)]
+    edges = [[] for _ in range(n_bodies)]
+    heap = []
+    for (a, b), joint in zip(row_body, row_is_joint):
+        if a >= 0 and b >= 0:
+            edges[a].append((b, 0 if joint else 1))
+            edges[b].append((a, 0 if joint else 1))
+        else:
+            i = a if a >= 0 else b
+            if i >= 0 and h[i] > 1:
+                h[i] = 1
+    heap = [(h[i], i) for i in range(n_bodies) if h[i] == 1]
+    heapq.heapify(heap)
+    while heap:
+        d, i = heapq.heappop(heap)
+        if d > h[i]:
+            continue
+        for j, wgt in edges[i]:
+            if d + wgt < h[j]:
+                h[j] = d + wgt
+                heapq.heappush(heap, (h[j], j))
+    reached = [x for i, x in enumerate(h) if x < INF and not fixed[i]]
+    top = max(reached) if reached else 1
+    return [top if x == INF else x for x in h], top

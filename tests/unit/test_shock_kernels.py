@@ -6,7 +6,7 @@ import pytest
 from tests.naive.shock import naive_heights, naive_shock_propagation, row_blocks
 from tests.unit.test_solver_kernels import _random_problem
 from tumble._core import types as T
-from tumble._core.contact.layers import build_layers, stack_heights
+from tumble._core.contact.layers import articulated_heights, build_layers, stack_heights
 from tumble._core.solvers.shock import correction, shock_propagation
 
 
@@ -148,3 +148,29 @@ def test_correction_removes_penetration_of_a_single_contact_exactly():
                np.array([0.03]), 1e-4, lam_c, d_lin, d_ang, 3, 0.0)
     assert d_lin[0, 2] == pytest.approx(0.03 - 1e-4, rel=1e-12)
     assert lam_c[0] == pytest.approx(2.0 * (0.03 - 1e-4), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_articulated_heights_equal_zero_one_shortest_paths(seed):
+    """Joint rows are length-0 edges, contact rows length-1 (tests.naive.shock oracle)."""
+    from tests.naive.shock import naive_articulated_heights
+
+    rng = np.random.default_rng(500 + seed)
+    n = 14
+    fixed = np.zeros(n, dtype=np.bool_)
+    fixed[rng.choice(n, 2, replace=False)] = True
+    rows = []
+    kinds = []
+    for _ in range(18):
+        a, b = rng.choice(n, 2, replace=False)
+        joint = rng.random() < 0.4
+        for _ in range(3):   # a pair's rows are contiguous, as in the row store
+            rows.append((-1 if fixed[a] else a, -1 if fixed[b] else b))
+            kinds.append(T.ROW_JOINT if joint else T.ROW_CONTACT_NORMAL)
+    row_body = np.array(rows, dtype=np.int64)
+    row_kind = np.array(kinds, dtype=np.int64)
+    h = np.empty(n, dtype=np.int64)
+    layers = articulated_heights(len(rows), row_body, row_kind, n, fixed, h)
+    ref, top = naive_articulated_heights(row_body, row_kind == T.ROW_JOINT, n, fixed)
+    assert h.tolist() == ref
+    assert layers == top

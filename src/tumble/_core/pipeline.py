@@ -19,7 +19,7 @@ from tumble._core.collision.geoms import refresh_fat_aabbs, update_geoms
 from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
-from tumble._core.contact.layers import build_layers, stack_heights
+from tumble._core.contact.layers import articulated_heights, build_layers, stack_heights
 from tumble._core.dynamics.integrate import (
     first_nonfinite_body,
     integrate_positions,
@@ -281,7 +281,7 @@ def _dynamics_shock(w, dt, prof, t):
     lam_c = np.empty(rows)
     h = (1.0 - a) * dt
     if s.shock_propagation:
-        layers = stack_heights(rows, r.row_body, n, b.body_fixed, height)
+        layers = articulated_heights(rows, r.row_body, r.row_kind, n, b.body_fixed, height)
         row_layer = np.empty(rows, dtype=np.int64)
         row_block = np.empty(rows, dtype=np.int64)
         layer_row_start = np.empty(layers + 1, dtype=np.int64)

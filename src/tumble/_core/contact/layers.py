@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tumble._core import types as T
 from tumble._core.config import kernel
 
 
@@ -185,3 +186,114 @@ def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, bod
             layer = body_height[i] - 1
             layer_bodies[fill[layer]] = i
             fill[layer] += 1
+
+
+@kernel
+def articulated_heights(row_count, row_body, row_kind, body_count, body_fixed, body_height):
+    """Stack heights (``stack_heights``) in which bodies joined by a joint count as one node: joint
+    rows (types.ROW_JOINT, ROW_LIMIT, ROW_MOTOR) are edges of length 0, contact rows of length 1.
+    Returns the number of layers.
+
+    Why: shock propagation fixates the lower body of every row of a layer, which is right for a
+    body resting on another (the support does not feel the load during that layer) but not for a
+    joint, whose reaction acts both ways. With every joint an edge of length 1, a chain of 20 links
+    hanging from a fixed point became 20 layers, each link pulled along by its fixated parent
+    without pulling back, and the swinging chain gained 33 % of its energy in 2 s. With length-0
+    joint edges an articulation (a chain, a ragdoll) shares one height, so its joints are rows
+    between siblings, solved with both bodies movable; contacts still stack the articulations.
+
+    0-1 breadth-first search, level by level: first the closure of the current level over joint
+    edges, then the contact neighbours not yet reached start the next level."""
+    jdeg = np.zeros(body_count + 1, dtype=np.int64)
+    cdeg = np.zeros(body_count + 1, dtype=np.int64)
+    rooted = np.zeros(body_count, dtype=np.bool_)
+    for pass_ in range(2):
+        if pass_ == 1:
+            for i in range(body_count):
+                jdeg[i + 1] += jdeg[i]
+                cdeg[i + 1] += cdeg[i]
+            jfill = jdeg[:-1].copy()
+            cfill = cdeg[:-1].copy()
+            jadj = np.empty(jdeg[body_count], dtype=np.int64)
+            cadj = np.empty(cdeg[body_count], dtype=np.int64)
+        pa = -2
+        pb = -2
+        for r in range(row_count):
+            a = row_body[r, 0]
+            b = row_body[r, 1]
+            if a == pa and b == pb:
+                continue
+            pa = a
+            pb = b
+            if a >= 0 and b >= 0:
+                joint = row_kind[r] == T.ROW_JOINT or row_kind[r] == T.ROW_LIMIT or row_kind[r] == T.ROW_MOTOR
+                if pass_ == 0:
+                    if joint:
+                        jdeg[a + 1] += 1
+                        jdeg[b + 1] += 1
+                    else:
+                        cdeg[a + 1] += 1
+                        cdeg[b + 1] += 1
+                elif joint:
+                    jadj[jfill[a]] = b
+                    jfill[a] += 1
+                    jadj[jfill[b]] = a
+                    jfill[b] += 1
+                else:
+                    cadj[cfill[a]] = b
+                    cfill[a] += 1
+                    cadj[cfill[b]] = a
+                    cfill[b] += 1
+            elif pass_ == 0:
+                if a >= 0:
+                    rooted[a] = True
+                elif b >= 0:
+                    rooted[b] = True
+    order = np.empty(body_count, dtype=np.int64)
+    n = 0
+    for i in range(body_count):
+        if body_fixed[i]:
+            body_height[i] = 0
+        elif rooted[i]:
+            body_height[i] = 1
+            order[n] = i
+            n += 1
+        else:
+            body_height[i] = -1
+    highest = 1 if n > 0 else 0
+    start = 0
+    level = 1
+    while start < n:
+        # closure of this level over joint edges
+        k = start
+        while k < n:
+            i = order[k]
+            k += 1
+            for e in range(jdeg[i], jdeg[i + 1]):
+                j = jadj[e]
+                if body_height[j] < 0:
+                    body_height[j] = level
+                    order[n] = j
+                    n += 1
+        end = n
+        for k in range(start, end):
+            i = order[k]
+            for e in range(cdeg[i], cdeg[i + 1]):
+                j = cadj[e]
+                if body_height[j] < 0:
+                    body_height[j] = level + 1
+                    order[n] = j
+                    n += 1
+        start = end
+        if n > end:
+            level += 1
+            highest = level
+    if highest == 0:
+        highest = 1
+    any_dynamic = False
+    for i in range(body_count):
+        if not body_fixed[i]:
+            any_dynamic = True
+            if body_height[i] < 0:
+                body_height[i] = highest
+    return highest if any_dynamic else 0
