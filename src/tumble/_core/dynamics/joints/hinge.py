@@ -18,7 +18,6 @@ import math
 
 from tumble._core.config import kernel
 from tumble._core.dynamics.joints.common import fill_angular_row, set_equality
-from tumble._core.solvers.common import tangent_basis
 
 
 @kernel
@@ -39,11 +38,16 @@ def unwrap(previous, raw):
 
 
 @kernel
-def axis_rows(r, j, slot, ia, ib, na, nb, jp, warm, body_inv_inertia_world, joint_impulse, row_body,
+def axis_rows(r, j, slot, ia, ib, na, ua, nb, jp, warm, body_inv_inertia_world, joint_impulse, row_body,
               row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
               row_lambda, row_owner, row_cfm, t1, t2, e):
-    """The two rows that keep n_b parallel to n_a (rows r, r+1). Returns r + 2."""
-    tangent_basis(na, t1, t2)
+    """The two rows that keep n_b parallel to n_a (rows r, r+1), about t1 = u_a and t2 = n_a x u_a
+    (perpendicular to the axis and turning with body a). Returns r + 2."""
+    for k in range(3):
+        t1[k] = ua[k]
+    t2[0] = na[1] * ua[2] - na[2] * ua[1]
+    t2[1] = na[2] * ua[0] - na[0] * ua[2]
+    t2[2] = na[0] * ua[1] - na[1] * ua[0]
     e[0] = na[1] * nb[2] - na[2] * nb[1]
     e[1] = na[2] * nb[0] - na[0] * nb[2]
     e[2] = na[0] * nb[1] - na[1] * nb[0]

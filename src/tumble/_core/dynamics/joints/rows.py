@@ -117,7 +117,7 @@ def write_joint_rows(j, r0, jp, warm, block_solve, scratch, joint_type, joint_bo
         r = point_rows(r, j, 0, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass,
                        body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
                        row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
-        r = axis_rows(r, j, 3, ia, ib, na, nb, jp, warm, body_inv_inertia_world, joint_impulse,
+        r = axis_rows(r, j, 3, ia, ib, na, ua, nb, jp, warm, body_inv_inertia_world, joint_impulse,
                       row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
                       row_mu, row_kind, row_lambda, row_owner, row_cfm, t1, t2, e)
         theta = joint_coord[j]
@@ -141,8 +141,8 @@ def write_joint_rows(j, r0, jp, warm, block_solve, scratch, joint_type, joint_bo
     elif typ == T.JOINT_SLIDER:
         for k in range(3):
             e[k] = pb[k] - pa[k]          # delta
-            ua[k] = ra[k] + e[k]          # a's lever to b's anchor
-        r = line_rows(r, j, 0, ia, ib, na, e, ua, rb, jp, warm, body_inv_mass,
+            ub[k] = ra[k] + e[k]          # a's lever to b's anchor (b's reference is not used here)
+        r = line_rows(r, j, 0, ia, ib, na, ua, e, ub, rb, jp, warm, body_inv_mass,
                       body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm,
                       t1, t2)
@@ -152,20 +152,20 @@ def write_joint_rows(j, r0, jp, warm, block_solve, scratch, joint_type, joint_bo
                               row_cfm, t1, d)
         s = joint_coord[j]
         if joint_has_limits[j]:
-            linear_row(r, ia, ib, na, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+            linear_row(r, ia, ib, na, ub, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                        row_inv_diag)
             set_limit(r, j, r - r0, s - joint_limit[j, 0], jp[5], jp, warm, joint_impulse, row_bias,
                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
             for k in range(3):
                 d[k] = -na[k]
-            linear_row(r + 1, ia, ib, d, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+            linear_row(r + 1, ia, ib, d, ub, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                        row_inv_diag)
             set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - s, jp[5], jp, warm, joint_impulse,
                       row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
                       row_cfm)
             r += 2
         if joint_motor_mode[j] != T.MOTOR_NONE:
-            linear_row(r, ia, ib, na, ua, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
+            linear_row(r, ia, ib, na, ub, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
                        row_inv_diag)
             set_motor(r, j, r - r0, s, dt, joint_motor_mode, joint_motor, warm, joint_impulse, row_inv_diag,
                       row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
