@@ -158,7 +158,8 @@ def _project_joints(w, dt):
         js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor,
         js.joint_active, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever,
         b.body_position[: b.count], b.body_orientation, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt,
-        s.joint_correction_iterations, s.joint_correction_tolerance, s.joint_max_correction, s.joint_block_solve)
+        s.joint_correction_iterations, s.joint_correction_tolerance, s.joint_max_correction, s.joint_block_solve,
+        s.joint_correction_fraction)
     w.counters["joint_error"] = float(first)
     w.counters["joint_error_after"] = float(last)
 

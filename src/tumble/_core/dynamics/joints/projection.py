@@ -85,7 +85,7 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
                    joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor, joint_active,
                    joint_row_count, joint_impulse, joint_coord, joint_lever, body_position, body_orientation,
                    body_inv_mass, body_inv_inertia_world, body_fixed, dt, iterations, tolerance, max_correction,
-                   block_solve):
+                   block_solve, fraction):
     """Up to ``iterations`` non-linear Gauss-Seidel passes over the joints in ``order`` (module
     docstring), fewer once a pass meets no error above ``tolerance`` [m or rad]; each row's
     correction is capped at ``max_correction`` [m or rad] per visit. ``joint_coord`` must be current.
@@ -147,7 +147,7 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
                     worst = abs(t)
                 elif kind == T.ROW_LIMIT and -t > worst:
                     worst = -t
-                target[r] = min(max(t, -max_correction), max_correction)
+                target[r] = min(max(fraction * t, -max_correction), max_correction)
             for r in range(cnt):
                 kind = row_kind[r]
                 if kind == T.ROW_MOTOR or row_cfm[r] > 0.0 or row_inv_diag[r] == 0.0:
