@@ -230,6 +230,8 @@ class SceneMetrics:
         self.observations = 0
         self.time = 0.0
         self._last = None
+        self.max_joint_error = 0.0      # [m] largest anchor separation of an intact joint seen
+        self.joints_broken = 0
 
     # -- observation ---------------------------------------------------------------------------
     def observe(self, world) -> None:
@@ -237,6 +239,12 @@ class SceneMetrics:
         self.observe_arrays(world.time, world.positions, world.orientations, world.linear_velocities,
                             world.angular_velocities, world.counters.get("max_penetration", 0.0),
                             present=world.body_count)
+        if world.joint_count:
+            err = world.joint_errors()
+            intact = ~np.isnan(err)
+            if intact.any():
+                self.max_joint_error = max(self.max_joint_error, float(err[intact].max()))
+            self.joints_broken = int((~intact).sum())
 
     def present_mask(self, time: float, rows: int, present: int | None = None) -> np.ndarray:
         """(n,) bool: the bodies present in an observation at ``time`` with ``rows`` rows (see the
@@ -362,6 +370,9 @@ class SceneMetrics:
             "observations": int(self.observations),
             "time": float(self.time),
         }
+        if self.spec.joints:
+            out["max_joint_error"] = float(self.max_joint_error)
+            out["joints_broken"] = int(self.joints_broken)
         if self.first_spawn_time is not None:
             speeds = self.projectile_speeds()
             present = [s for s in speeds.values() if s is not None]
