@@ -59,12 +59,13 @@ class PGSSettings:
         joint_max_correction: [m or rad] the most one projection visit corrects one row, default 0.2
             (Box2D's cap): a joint torn far apart is closed over several steps.
         joint_correction_fraction: the share of each joint error one projection visit removes,
-            default 1 (all of it). Measured on chains of 0.1 m capsule links released horizontally
-            (10 sweeps): at 240 Hz the largest gap over 2 s is about the error the sweeps leave per
-            step divided by this fraction (10 links: 0.79 mm at 1, 2.4 mm at 0.3); at 60 Hz a
-            50-link chain tore apart (gaps of metres) at 1 and 0.5 but held at 0.3 (5 cm) --
-            Box2D's position pass removes 0.2 of the error per iteration for the same reason.
-            Use 0.3 for coarse steps of long chains; prefer smaller steps.
+            default 0.3. Measured on chains of 0.1 m capsule links released horizontally (10
+            sweeps, 2 s): the largest gap is about the error the sweeps leave per step divided by
+            this fraction (10 links at 240 Hz: 0.79 mm at 1, 2.4 mm at 0.3; at 480 Hz 0.91 mm at
+            0.3); but at 60 Hz a 50-link chain tore apart at 1 and at 0.5 (the projection lifted
+            the links against their falling velocities every step: kinetic energy 1768 J from
+            147 J) and held at 0.3 (43 mm gaps, no energy gained). Box2D's position pass removes
+            0.2 of the error per iteration for the same reason. 1 is more accurate at small steps.
         joint_projection_fixation: in the projection, a joint moves only its body farther (over the
             joint graph) from the fixed bodies (shock propagation of 000 §4 for joints). False by
             default: measured on a 50-link chain released horizontally (10 sweeps), it closed every
@@ -103,7 +104,7 @@ class PGSSettings:
     joint_correction_tolerance: float = 1e-6
     joint_max_correction: float = 0.2
     joint_projection_fixation: bool = False
-    joint_correction_fraction: float = 1.0
+    joint_correction_fraction: float = 0.3
 
     def validate(self) -> None:
         if not isinstance(self.iterations, int) or isinstance(self.iterations, bool) or self.iterations < 1:

@@ -92,23 +92,24 @@ def _chain(solver, links, link_length=0.1, radius=0.02, self_collision=True, **s
     return w
 
 
-def test_chain_drift_below_one_percent_of_link_length_at_10_iterations():
-    """pgs, 10 sweeps, 240 Hz, a chain of 10 links released horizontally (measured 0.8 mm at most).
-    Longer chains drift more: 20 links 1.55 mm (1.6 %) under pgs and 1.38 mm under shock, see
-    test_chain_with_self_collision_stays_connected (self-collision made no difference)."""
-    w = _chain("pgs", 10, self_collision=False, iterations=10)
+@pytest.mark.parametrize("hz, settings", [(480, {}), (240, {"joint_correction_fraction": 1.0})])
+def test_chain_drift_below_one_percent_of_link_length_at_10_iterations(hz, settings):
+    """pgs, 10 sweeps, a chain of 10 links released horizontally, 2 s: with the default projection
+    fraction (0.3) at 480 Hz (measured 0.91 mm at most) and with the full projection at 240 Hz
+    (0.79 mm). Longer chains drift more, see test_chain_with_self_collision_stays_connected."""
+    w = _chain("pgs", 10, self_collision=False, iterations=10, **settings)
     e0 = w.total_energy()
     worst = 0.0
-    for _ in range(480):   # 2 s at 240 Hz
-        w.step(1 / 240)
+    for _ in range(2 * hz):
+        w.step(1 / hz)
         worst = max(worst, float(np.nanmax(w.joint_errors())))
-    print(f"chain of 10 released horizontally, max joint drift {worst * 1e3:.3f} mm "
+    print(f"chain of 10 released horizontally at {hz} Hz, max joint drift {worst * 1e3:.3f} mm "
           f"({100 * worst / 0.1:.2f} % of the link)")
     assert worst < 0.01 * 0.1
     assert w.total_energy() <= e0 + 1e-6 * abs(e0) + 1e-3   # no energy gained
 
 
-@pytest.mark.parametrize("solver, bound", [("pgs", 0.03), ("shock", 0.03)])
+@pytest.mark.parametrize("solver, bound", [("pgs", 0.08), ("shock", 0.08)])
 def test_chain_with_self_collision_stays_connected(solver, bound):
     """Under shock the chain is one articulation (contact.layers.articulated_heights): when each
     joint was a stack edge, the 20 links became 20 layers, each pulled by its fixated parent, and the
@@ -211,11 +212,27 @@ def test_weld_holds_a_cantilever(solver):
         w.step(1 / 240)
     sag = 1.0 - w.position(ids[-1])[2]
     print(f"{solver}: 5-box welded cantilever (1 m), tip sag after 2 s: {sag * 1e3:.4f} mm")
-    assert abs(sag) < 1e-3
+    # measured 4.46 mm (pgs) and 1.98 mm (shock) with the default projection fraction 0.3; 0.15 mm
+    # and 0.10 mm with the full projection (joint_correction_fraction=1)
+    assert abs(sag) < 0.01
     # the root weld carries the whole weight and its moment: sum m g x_i about the wall
     r = w.joint_reaction(0)
     assert r.force[2] == pytest.approx(5 * G, rel=0.01)
     assert abs(r.torque[1]) == pytest.approx(G * sum(0.1 + 0.2 * k for k in range(5)), rel=0.02)
+
+
+def test_long_chain_at_a_coarse_step_holds_together_without_gaining_energy():
+    """50 links at 60 Hz, 10 sweeps, released horizontally: with a full projection per visit the
+    chain tore apart (kinetic energy 1768 J from 147 J); the default fraction 0.3 keeps it together
+    (measured 43 mm largest gap) and gains nothing."""
+    w = _chain("pgs", 50, self_collision=False)
+    e0 = w.total_energy()
+    worst = 0.0
+    for _ in range(240):
+        w.step(1 / 60)
+        worst = max(worst, float(np.nanmax(w.joint_errors())))
+        assert w.total_energy() <= e0 + 1e-3 * abs(e0)
+    assert worst < 0.1    # less than one link
 
 
 def test_cantilever_under_baumgarte_with_warm_starting_is_the_measured_failure():
