@@ -145,8 +145,8 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
                 kind = row_kind[r]
                 if kind == T.ROW_JOINT and row_cfm[r] == 0.0 and abs(t) > worst:
                     worst = abs(t)
-                elif kind == T.ROW_LIMIT and -t > worst:
-                    worst = -t
+                elif kind == T.ROW_LIMIT and t > worst:
+                    worst = t      # a limit row's target is -gap: positive only when violated
                 target[r] = min(max(fraction * t, -max_correction), max_correction)
             for r in range(cnt):
                 kind = row_kind[r]
