@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv peers demo test test-fast bench bench-stacking lint warm clean
+.PHONY: venv peers demo test test-fast bench bench-stacking bench-joints lint warm clean
 
 venv: $(VENV)/.installed
 
@@ -44,10 +44,16 @@ test-fast: warm
 bench: peers warm
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/stacking.py
+	$(BIN)/python benchmarks/joints.py
 
 # the stacking experiments of Erleben 000 (issue 3): benchmarks/results/<machine>/stacking.md + PNGs
 bench-stacking: peers warm
 	$(BIN)/python benchmarks/stacking.py
+
+# chain50 and ragdolls, tumble (pgs, shock) vs PyBullet and MuJoCo: ms/step and joint drift,
+# benchmarks/results/<machine>/joints.md + joints.json + joints.png
+bench-joints: peers warm
+	$(BIN)/python benchmarks/joints.py
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks examples

@@ -18,6 +18,26 @@ MuJoCo defaults, time constant clamped to 2 dt); there is no Baumgarte fraction 
 geoms' (tumble: geometric mean) -- equal for scenes with one friction value -- and has no
 restitution coefficient (restitution is ignored; every library scene uses 0).
 
+Joints (``spec.joints``): every body keeps its ``<freejoint/>`` (maximal coordinates, as in tumble)
+and each joint becomes equality constraints:
+
+* ``Ball`` -> ``<connect body1 body2 anchor>`` (anchor in body1's frame; body2's point from the
+  initial pose, ``qpos0``);
+* ``Hinge`` -> two ``<connect>`` at ``anchor -+ h axis`` (``h``: ``benchmarks.peers.hinge_arm``, half
+  the smaller bounding radius of the two links): a hinge joint would need the kinematic tree (reduced
+  coordinates); the point pair removes the same 5 degrees of freedom. Limits and motors are not
+  modelled;
+* ``Fixed`` -> ``<weld>`` (relative pose from ``qpos0``, weld point at the anchor);
+* ``Slider``, ``Distance``: unsupported (``Unsupported``);
+* a joint to the world (``a=None``) omits ``body2``; a fixed spec body that is joined or excluded from
+  collisions becomes a static ``<body name="b<i>">`` (no joint) at the world origin holding its geom;
+* joined pairs (``collide=False``) and ``spec.no_collide``: ``<contact><exclude body1 body2/>``.
+
+Equality constraints are soft like MuJoCo's contacts (default ``solref``/``solimp``, time constant
+clamped to 2 dt): there is no exact counterpart of tumble's Baumgarte joint correction.
+``joint_errors()`` measures the anchors of the definitions (not the hinge's two points) from the body
+poses, as tumble does.
+
 Timed spawns (``BodySpec.spawn_time > 0``): MuJoCo cannot add bodies to a compiled model, so a
 spawned dynamic body is built *parked*: at (0, 0, -1000 - 10 k) m (k = its rank among the spawned
 bodies), with gravity compensation (``gravcomp="1"``) and its geom's ``contype``/``conaffinity``
@@ -31,7 +51,7 @@ spec bodies in spec order (parked ones where they are parked).
 from __future__ import annotations
 
 import numpy as np
-from benchmarks.peers import Peer, check_supported
+from benchmarks.peers import Peer, check_supported, excluded_pairs, hinge_points, joint_frames, joint_notes, to_local
 
 
 def _quat_mul(a, b):
@@ -75,6 +95,11 @@ def scene_mjcf(spec, solver: str = "PGS") -> str:
     lines.append(f'  <size memory="{mem_mb}M"/>')
     lines.append('  <default><geom condim="3"/></default>')
     lines.append("  <worldbody>")
+    exclude = excluded_pairs(spec)
+    frames = joint_frames(spec)
+    # fixed bodies that a joint or an exclusion names get a static body of their own (at the origin)
+    named_static = {i for pair in exclude for i in pair} | {int(i) for i in frames.bodies.ravel() if i >= 0}
+    named_static = {i for i in named_static if spec.bodies[i].fixed}
     for i, b in enumerate(spec.bodies):
         s = b.shape
         fr = f'friction="{float(b.material.friction)!r} 0 0"'
@@ -92,7 +117,11 @@ def scene_mjcf(spec, solver: str = "PGS") -> str:
             q = b.orientation
             if isinstance(s, Plane):
                 q = _quat_mul(q, s.local_rotation())
-            lines.append(f'    <geom name="g{i}" {g} pos="{_f(b.position)}" quat="{_f(q)}" {fr}/>')
+            geom = f'<geom name="g{i}" {g} pos="{_f(b.position)}" quat="{_f(q)}" {fr}/>'
+            if i in named_static:
+                lines += [f'    <body name="b{i}">', f"      {geom}", "    </body>"]
+            else:
+                lines.append(f"    {geom}")
         else:
             I = np.diag(inertias[i])
             if i in park:
@@ -104,8 +133,37 @@ def scene_mjcf(spec, solver: str = "PGS") -> str:
             lines.append(f'      <geom name="g{i}" {g} {fr}/>')
             lines.append("    </body>")
     lines.append("  </worldbody>")
+    eq = _equality_lines(spec, frames, named_static)
+    if eq:
+        lines += ["  <equality>"] + eq + ["  </equality>"]
+    ex = [(u, v) for u, v in exclude if not (spec.bodies[u].fixed and spec.bodies[v].fixed)]
+    if ex:
+        lines += ["  <contact>"] + [f'    <exclude body1="b{u}" body2="b{v}"/>' for u, v in ex] + ["  </contact>"]
     lines.append("</mujoco>")
     return "\n".join(lines)
+
+
+def _equality_lines(spec, frames, named_static) -> list[str]:
+    """``<connect>`` / ``<weld>`` lines of the joints (see the module docstring)."""
+    out = []
+    for k, kind in enumerate(frames.kinds):
+        a, b = (int(x) for x in frames.bodies[k])
+        dyn, other = (b, a) if a < 0 or spec.bodies[a].fixed else (a, b)
+        bd = spec.bodies[dyn]
+        body2 = "" if other < 0 else f' body2="b{other}"'
+        if kind == "fixed":
+            # weld point relative to body2 (the world frame for the world and the static bodies at the origin)
+            P = frames.anchor[k, 0]
+            if other >= 0 and not spec.bodies[other].fixed:
+                bo = spec.bodies[other]
+                P = to_local(P, bo.position, bo.orientation)
+            out.append(f'    <weld name="j{k}" body1="b{dyn}"{body2} anchor="{_f(P)}"/>')
+            continue
+        points = [frames.anchor[k, 0]] if kind == "ball" else list(hinge_points(spec, frames, k))
+        for n, P in enumerate(points):
+            loc = to_local(P, bd.position, bd.orientation)
+            out.append(f'    <connect name="j{k}_{n}" body1="b{dyn}"{body2} anchor="{_f(loc)}"/>')
+    return out
 
 
 class MuJoCoPeer(Peer):
@@ -148,6 +206,10 @@ class MuJoCoPeer(Peer):
                          "warmstart": bool(st.get("warm_start", True)), "condim": 3,
                          "solref": "default (clamped to 2 dt)", "solimp": "default"}
         self.notes = ["soft contacts (solref/solimp defaults): no Baumgarte fraction or slop to match"]
+        self._frames = joint_frames(spec)
+        if spec.joints:
+            self.notes.append("soft equality constraints for the joints (solref/solimp defaults)")
+            self.notes += joint_notes(spec)
         if any(b.material.restitution > 0 for b in spec.bodies):
             self.notes.append("restitution ignored (MuJoCo has no restitution coefficient)")
         if len({float(b.material.friction) for b in spec.bodies}) > 1:

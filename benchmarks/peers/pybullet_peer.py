@@ -18,6 +18,28 @@ tumble uses ``sqrt(mu_a mu_b)`` and ``max(e_a, e_b)``. Each body therefore gets 
 ``sqrt(mu)`` (the product is then exactly tumble's geometric mean); restitution is passed as is,
 which matches only when it is 0 for one side of every pair or equal to 1 (noted in ``notes``).
 
+Joints (``spec.joints``, maximal coordinates: every body stays a free rigid body and the joints are
+``createConstraint`` constraints solved with the contacts, like tumble's joint rows):
+
+* ``Ball`` -> ``JOINT_POINT2POINT`` at the anchor;
+* ``Hinge`` -> two ``JOINT_POINT2POINT`` at ``anchor -+ h axis`` (``h``: ``benchmarks.peers.hinge_arm``,
+  half the smaller bounding radius of the two links): PyBullet's ``JOINT_REVOLUTE`` exists only in
+  reduced coordinates (``createConstraint`` refuses it between maximal-coordinate bodies), and the
+  point pair removes the same 5 degrees of freedom; limits and motors are not modelled;
+* ``Fixed`` -> three ``JOINT_POINT2POINT`` at ``anchor``, ``anchor + h u``, ``anchor + h v`` (``u``, ``v``
+  perpendicular unit vectors; ``benchmarks.peers.weld_points``): PyBullet's ``JOINT_FIXED`` between
+  maximal-coordinate bodies ignores the frame orientations and forces the two bodies to the *same*
+  world orientation (PyBullet 3.2.7, measured), so it cannot hold a weld of bodies whose initial
+  orientations differ;
+* ``Slider``, ``Distance``: unsupported (``Unsupported``);
+* a joint to the world (``a=None``) attaches to a static body without collision shape at the origin
+  (PyBullet refuses ``createConstraint`` to the world for maximal-coordinate bodies);
+* ``maxForce`` 1e9 on every constraint (PyBullet's default is 500 N), joint ``erp`` = ``baumgarte``;
+* joined bodies (``collide=False``) and ``spec.no_collide`` pairs: ``setCollisionFilterPair(.., 0)``.
+
+``joint_errors()`` measures the anchors of the definitions (not the hinge's two points) from the body
+poses, as tumble does.
+
 Timed spawns (``BodySpec.spawn_time > 0``): the body is created at the start of the first step
 whose start time is >= its spawn time (the rule of ``World.spawn``); until then ``state()``
 reports its spec pose and velocity.
@@ -28,7 +50,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from benchmarks.peers import Peer, check_supported
+from benchmarks.peers import (
+    Peer,
+    check_supported,
+    excluded_pairs,
+    hinge_points,
+    joint_frames,
+    joint_notes,
+    to_local,
+    weld_points,
+)
+
+#: ``maxForce`` of every joint constraint [N] (PyBullet's default of 500 N would let heavy links sag).
+JOINT_MAX_FORCE = 1e9
 
 
 class PyBulletPeer(Peer):
@@ -78,11 +112,17 @@ class PyBulletPeer(Peer):
         self._rest: set = set()
         n = len(spec.bodies)
         self.ids = [None] * n
+        self._exclude = excluded_pairs(spec)
         self._pending = [i for i, b in enumerate(spec.bodies) if float(b.spawn_time) > 0.0]
         for i in range(n):
             if i not in self._pending:
                 self._create(i)
-        self.notes = []
+        self._frames = joint_frames(spec)
+        self._world = None                                # static body at the origin for joints to the world
+        self.constraints: list[list[int]] = []          # per spec joint: PyBullet constraint ids
+        for k in range(len(spec.joints)):
+            self.constraints.append(self._make_joint(k))
+        self.notes = joint_notes(spec)
         for b in spec.bodies:
             e = float(b.material.restitution)
             if e not in (0.0, 1.0):
@@ -133,6 +173,41 @@ class PyBulletPeer(Peer):
         if not b.fixed and (any(b.linear_velocity) or any(b.angular_velocity)):
             p.resetBaseVelocity(bid, list(b.linear_velocity), list(b.angular_velocity), physicsClientId=c)
         self.ids[i] = bid
+        for u, v in self._exclude:                       # pairs that must not collide, once both exist
+            if i in (u, v) and self.ids[u] is not None and self.ids[v] is not None:
+                p.setCollisionFilterPair(self.ids[u], self.ids[v], -1, -1, 0, physicsClientId=c)
+
+    def _make_joint(self, k: int) -> list[int]:
+        """The PyBullet constraints of spec joint ``k`` (see the module docstring)."""
+        p, c, spec, f = self.p, self.client, self.spec, self._frames
+        a, b = (int(x) for x in f.bodies[k])
+        # parent: a dynamic body; child: the other body, or the world (-1) for a=None
+        parent, child = (b, a) if a < 0 or spec.bodies[a].fixed else (a, b)
+        bp = spec.bodies[parent]
+        bc = spec.bodies[child] if child >= 0 else None
+        if child >= 0:
+            cid_child = self.ids[child]
+        else:   # PyBullet refuses constraints to the world (-1) for maximal-coordinate bodies
+            if self._world is None:
+                self._world = p.createMultiBody(baseMass=0.0, baseCollisionShapeIndex=-1, basePosition=[0, 0, 0],
+                                                useMaximalCoordinates=True, physicsClientId=c)
+            cid_child = self._world
+
+        def frame(point, body):                        # a world point (initial pose) in a body's frame
+            return list(point) if body is None else list(to_local(point, body.position, body.orientation))
+
+        kind = f.kinds[k]
+        if kind == "ball":
+            points = [f.anchor[k, 0]]
+        elif kind == "hinge":
+            points = list(hinge_points(spec, f, k))
+        else:                                          # fixed: three non-collinear points
+            points = list(weld_points(spec, f, k))
+        cids = [p.createConstraint(self.ids[parent], -1, cid_child, -1, p.JOINT_POINT2POINT, [0, 0, 0],
+                                   frame(P, bp), frame(P, bc), physicsClientId=c) for P in points]
+        for cid in cids:
+            p.changeConstraint(cid, maxForce=JOINT_MAX_FORCE, physicsClientId=c)
+        return cids
 
     def step(self) -> None:
         # timed spawns: create the bodies due at the start of this step (World.spawn's rule)
