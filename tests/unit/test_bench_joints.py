@@ -115,8 +115,6 @@ def test_tiny_quick_run():
     """A real (tiny) chain in tumble pgs and the installed peers: the runs complete and are reported."""
     import tumble.scenes as scenes
 
-    if "chain50" not in scenes.names():
-        pytest.skip("scene chain50 not in the library")
     spec = scenes.spec("chain50", links=3, seconds=0.1)
     runs = [bj.run_tumble(spec, "pgs", 6, warmup=1)]
     from benchmarks.peers import available

@@ -33,80 +33,10 @@ from tumble._core.config import kernel
 @kernel
 def stack_heights(row_count, row_body, body_count, body_fixed, body_height):
     """Fill ``body_height`` (n,) int64 (0 for fixed bodies) and return the number of layers
-    (the largest height; 0 when there are no dynamic bodies)."""
-    # CSR adjacency of the dynamic bodies, one edge per run of rows with the same pair
-    degree = np.zeros(body_count + 1, dtype=np.int64)
-    rooted = np.zeros(body_count, dtype=np.bool_)
-    pa = -2
-    pb = -2
-    for r in range(row_count):
-        a = row_body[r, 0]
-        b = row_body[r, 1]
-        if a == pa and b == pb:
-            continue
-        pa = a
-        pb = b
-        if a >= 0 and b >= 0:
-            degree[a + 1] += 1
-            degree[b + 1] += 1
-        elif a >= 0:
-            rooted[a] = True
-        elif b >= 0:
-            rooted[b] = True
-    for i in range(body_count):
-        degree[i + 1] += degree[i]
-    fill = degree[:-1].copy()
-    adj = np.empty(degree[body_count], dtype=np.int64)
-    pa = -2
-    pb = -2
-    for r in range(row_count):
-        a = row_body[r, 0]
-        b = row_body[r, 1]
-        if a == pa and b == pb:
-            continue
-        pa = a
-        pb = b
-        if a >= 0 and b >= 0:
-            adj[fill[a]] = b
-            fill[a] += 1
-            adj[fill[b]] = a
-            fill[b] += 1
-
-    # breadth-first traversal from all fixed bodies: the bodies touching one have height 1
-    queue = np.empty(body_count, dtype=np.int64)
-    head = 0
-    tail = 0
-    for i in range(body_count):
-        if body_fixed[i]:
-            body_height[i] = 0
-        elif rooted[i]:
-            body_height[i] = 1
-            queue[tail] = i
-            tail += 1
-        else:
-            body_height[i] = -1
-    highest = 1 if tail > 0 else 0
-    while head < tail:
-        i = queue[head]
-        head += 1
-        h = body_height[i] + 1
-        for k in range(degree[i], degree[i + 1]):
-            j = adj[k]
-            if body_height[j] < 0:
-                body_height[j] = h
-                queue[tail] = j
-                tail += 1
-                if h > highest:
-                    highest = h
-    if highest == 0:
-        highest = 1
-    any_dynamic = False
-    for i in range(body_count):
-        if not body_fixed[i]:
-            any_dynamic = True
-            if body_height[i] < 0:
-                body_height[i] = highest
-    return highest if any_dynamic else 0
+    (the largest height; 0 when there are no dynamic bodies). Every row is an edge of length 1
+    (``articulated_heights`` with no joint rows)."""
+    kind = np.full(row_count, T.ROW_CONTACT_NORMAL, dtype=np.int64)
+    return articulated_heights(row_count, row_body, kind, body_count, body_fixed, body_height)
 
 
 @kernel

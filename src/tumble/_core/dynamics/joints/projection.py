@@ -31,6 +31,7 @@ from tumble._core import types as T
 from tumble._core.config import kernel
 from tumble._core.dynamics.joints.rows import write_joint_rows
 from tumble._core.solvers.pgs import _apply_movable, _movable, _row_velocity, solve_group
+from tumble._core.solvers.shock import displace_body
 
 
 @kernel
@@ -46,37 +47,11 @@ def _layer_inv_diag(r, layer, body_height, row_body, row_J, row_B):
 
 @kernel
 def _move_body(i, disp_lin, disp_ang, body_position, body_orientation):
-    """x += dx, q <- exp(dtheta / 2) q (renormalised); then the body's displacement is cleared."""
+    """Move body i by its accumulated displacement (solvers.shock.displace_body), then clear it."""
+    displace_body(i, disp_lin, disp_ang, body_position, body_orientation)
     for c in range(3):
-        body_position[i, c] += disp_lin[i, c]
         disp_lin[i, c] = 0.0
-    tx = disp_ang[i, 0]
-    ty = disp_ang[i, 1]
-    tz = disp_ang[i, 2]
-    disp_ang[i, 0] = 0.0
-    disp_ang[i, 1] = 0.0
-    disp_ang[i, 2] = 0.0
-    angle = math.sqrt(tx * tx + ty * ty + tz * tz)
-    if angle < 1e-300:
-        return
-    s = math.sin(0.5 * angle) / angle
-    dw = math.cos(0.5 * angle)
-    dx = s * tx
-    dy = s * ty
-    dz = s * tz
-    qw = body_orientation[i, 0]
-    qx = body_orientation[i, 1]
-    qy = body_orientation[i, 2]
-    qz = body_orientation[i, 3]
-    nw = dw * qw - dx * qx - dy * qy - dz * qz
-    nx = dw * qx + dx * qw + dy * qz - dz * qy
-    ny = dw * qy - dx * qz + dy * qw + dz * qx
-    nz = dw * qz + dx * qy - dy * qx + dz * qw
-    inv = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
-    body_orientation[i, 0] = nw * inv
-    body_orientation[i, 1] = nx * inv
-    body_orientation[i, 2] = ny * inv
-    body_orientation[i, 3] = nz * inv
+        disp_ang[i, c] = 0.0
 
 
 @kernel
