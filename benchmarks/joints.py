@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import platform
 import sys
 import time
@@ -45,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.run import core_count, cpu_model, machine_tag  # noqa: E402
+from benchmarks.run import core_count, cpu_model  # noqa: E402
 from benchmarks.stacking import (  # noqa: E402
     BUSY_CORES,
     _bar,
@@ -53,10 +52,9 @@ from benchmarks.stacking import (  # noqa: E402
     fmt,
     git_state,
     log,
-    machine_busy_seconds,
     md_table,
     other_cpu_seconds,
-    own_cpu_seconds,
+    start_run,
     to_jsonable,
     warm_up,
 )
@@ -485,22 +483,12 @@ def main(argv=None) -> int:
     ap.add_argument("--tag", default=None, help="machine tag (default as benchmarks/run.py)")
     ap.add_argument("--threads", type=int, default=None, help="Numba threads for tumble (default: Numba's)")
     args = ap.parse_args(argv)
-    tag = args.tag or machine_tag()
-    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (f"{tag}-quick.tmp" if args.quick else tag)
-    t_start = time.perf_counter()
-    load_start = os.getloadavg()
-    cpu_start = (machine_busy_seconds(), own_cpu_seconds())
-    if load_start[0] > 0.5:
-        log(f"warning: load average {load_start[0]:.2f} before the run: other processes compete for the "
-            f"{core_count()} cores, timings will be high")
-
+    tag, out, t_start, load_start, cpu_start = start_run(args)
     import numba
 
     import tumble.scenes as scenes
     from tumble.settings import SOLVER_SETTINGS
 
-    if args.threads is not None:
-        numba.set_num_threads(max(1, min(int(args.threads), numba.config.NUMBA_NUM_THREADS)))
     names = [s.strip() for s in args.scenes.split(",") if s.strip()]
     present = scenes.names()
     for n in names:

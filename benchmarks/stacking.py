@@ -1263,6 +1263,25 @@ def write_report(out: Path, tag: str, meta: dict, sections: list, findings: list
                                                   indent=1))
 
 
+def start_run(args):
+    """What every benchmark script does first: the machine tag, the output folder (a git-ignored
+    ``<tag>-quick.tmp`` for ``--quick``), the start time, load average and CPU counters, a warning
+    when the machine is busy, and the Numba thread count of ``--threads``."""
+    tag = args.tag or machine_tag()
+    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (f"{tag}-quick.tmp" if args.quick else tag)
+    t_start = time.perf_counter()
+    load_start = os.getloadavg()
+    cpu_start = (machine_busy_seconds(), own_cpu_seconds())
+    if load_start[0] > 0.5:
+        log(f"warning: load average {load_start[0]:.2f} before the run: other processes compete for the "
+            f"{core_count()} cores, timings will be high")
+    import numba
+
+    if args.threads is not None:
+        numba.set_num_threads(max(1, min(int(args.threads), numba.config.NUMBA_NUM_THREADS)))
+    return tag, out, t_start, load_start, cpu_start
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small scenes, few steps (smoke test, < 2 min)")
@@ -1276,19 +1295,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     exps = parse_experiments(args.experiments)
     budget = QUICK if args.quick else FULL
-    tag = args.tag or machine_tag()
-    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (f"{tag}-quick.tmp" if args.quick else tag)
-    t_start = time.perf_counter()
-    load_start = os.getloadavg()
-    cpu_start = (machine_busy_seconds(), own_cpu_seconds())
-    if load_start[0] > 0.5:
-        log(f"warning: load average {load_start[0]:.2f} before the run: other processes compete for the "
-            f"{core_count()} cores, timings will be high")
-
+    tag, out, t_start, load_start, cpu_start = start_run(args)
     import numba
-
-    if args.threads is not None:
-        numba.set_num_threads(max(1, min(int(args.threads), numba.config.NUMBA_NUM_THREADS)))
     scenes_present = scene_names()
     solvers = [s for s in SOLVERS if s in solver_names()]
     for s in SOLVERS:

@@ -180,16 +180,16 @@ def _write_joint_rows(w, offset, dt, h, warm):
                        r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
 
 
-def _finish_joints(w, offset, lam, dt):
-    """Cache the joint impulses of the step (``lam``: the rows' impulses over the whole step) and
-    compute the reactions from them."""
+def _finish_joints(w, offset, lam, dt, reaction_lam=None):
+    """Cache the joint impulses ``lam`` (per step: the warm start of the next one) and compute the
+    reactions from ``reaction_lam`` (the rows' impulses over the whole step; default ``lam``)."""
     js, r = w.joint_store, w.rows
     if not w._joints.row_total:
         return
     store_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, lam, 1.0,
                          js.joint_impulse)
-    joint_reactions(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, r.row_J, lam, dt,
-                    js.joint_lever, js.joint_force, js.joint_torque)
+    joint_reactions(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, r.row_J,
+                    lam if reaction_lam is None else reaction_lam, dt, js.joint_lever, js.joint_force, js.joint_torque)
 
 
 def _joint_coordinates(w):
@@ -333,14 +333,8 @@ def _dynamics_shock(w, dt, prof, t):
                               _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang, s.correction_iterations,
                               s.correction_tolerance)
     apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
-    if w._joints.row_total:
-        # warm start of the a dt solve: the per-step impulse cached above; reactions: the whole step's
-        joint_cache = w.joint_store.joint_impulse
-        store_joint_impulses(w.joint_store.count, w.joint_store.joint_active, w.joint_store.joint_row_start,
-                             w.joint_store.joint_row_count, offset, r.row_lambda, 1.0, joint_cache)
-        joint_reactions(w.joint_store.count, w.joint_store.joint_active, w.joint_store.joint_row_start,
-                        w.joint_store.joint_row_count, offset, r.row_J, lam_step, dt, w.joint_store.joint_lever,
-                        w.joint_store.joint_force, w.joint_store.joint_torque)
+    # warm start of the a dt solve: its per-step impulse; reactions: the whole step's impulses
+    _finish_joints(w, offset, r.row_lambda, dt, lam_step)
     w.counters["layer_penetration"] = float(worst)
     t = _lap(prof, "shock", t)
     if w._joints.row_total:
