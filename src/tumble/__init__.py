@@ -14,6 +14,7 @@ from tumble.errors import (
     BodyError,
     JointError,
     MaterialError,
+    RecordingError,
     SceneError,
     SettingsError,
     ShapeError,
@@ -31,6 +32,6 @@ __version__ = "0.1.0"
 __all__ = [
     "World", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound", "Material",
     "materials", "scenes", "PGSSettings", "ShockSettings", "TumbleError", "ShapeError", "BodyError", "MaterialError",
-    "SettingsError", "SceneError", "SimulationError", "JointError", "Joint", "Ball", "Hinge", "Slider", "Distance",
-    "Fixed", "Motor", "JointReaction", "JointBreak", "__version__",
+    "SettingsError", "SceneError", "RecordingError", "SimulationError", "JointError", "Joint", "Ball", "Hinge",
+    "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "__version__",
 ]

@@ -1,5 +1,17 @@
-"""Command line: ``tumble scenes``, ``tumble run SCENE [--solver S] [--seconds T] [--dt DT] [--json]``,
-``tumble bench`` (the benchmark suite, see benchmarks/run.py)."""
+"""Command line.
+
+    tumble scenes                                   the scene library
+    tumble run SCENE|FILE.toml|FILE.json [--solver S] [--seconds T] [--dt DT] [--param k=v]
+               [--record run.npz [--record-every N]] [--json]
+    tumble export SCENE -o FILE.toml|FILE.json [--param k=v]   a library scene as a scene file
+    tumble render run.npz -o run.mp4 [--png DIR] [--camera P] [--color-by body|speed|sleeping]
+               [--contacts] [--width W] [--height H] [--fps F]
+    tumble view run.npz [--port P] [--open]         the browser viewer on http://127.0.0.1:P
+    tumble plot run.npz [-o DIR]                    PNGs of energy, penetration, merit, contacts, ms per stage
+    tumble bench                                    the benchmark suite (benchmarks/run.py)
+
+Progress bars (steps/s, ETA) go to stderr only when it is a terminal, and never under ``--json``.
+"""
 
 from __future__ import annotations
 
@@ -24,13 +36,34 @@ def _parse_params(items):
     return out
 
 
-def run_scene(name: str, solver: str = "pgs", seconds: float | None = None, dt: float | None = None,
-              record: str | None = None, progress: bool = False, params: dict | None = None) -> dict:
-    """Build scene ``name``, run it and return the metrics object of DESIGN.md's CLI contract."""
+def _is_scene_file(name: str) -> bool:
+    return name.lower().endswith((".toml", ".json"))
+
+
+def load_spec(name: str, params: dict | None = None):
+    """A library scene by name, or a scene file (``.toml`` / ``.json``, ``tumble.scenefile``)."""
     from tumble import scenes
+
+    if _is_scene_file(name):
+        from tumble.scenefile import load_scene
+
+        if params:
+            from tumble.errors import SceneError
+
+            raise SceneError(f"{name}: --param applies to library scenes only; edit the file instead")
+        return load_scene(name)
+    return scenes.spec(name, **(params or {}))
+
+
+def run_scene(name: str, solver: str | None = None, seconds: float | None = None, dt: float | None = None,
+              record: str | None = None, progress: bool = False, params: dict | None = None,
+              record_every: int = 1) -> dict:
+    """Build scene ``name`` (library name or scene file), run it and return the metrics object of
+    DESIGN.md's CLI contract. ``solver`` None: the scene file's solver, else "pgs"."""
     from tumble.scenes.metrics import SceneMetrics
 
-    spec = scenes.spec(name, **(params or {}))
+    spec = load_spec(name, params)
+    solver = solver or getattr(spec, "solver", None) or "pgs"
     w = spec.build(solver=solver)
     dt = spec.dt if dt is None else dt
     seconds = spec.seconds if seconds is None else seconds
@@ -40,10 +73,11 @@ def run_scene(name: str, solver: str = "pgs", seconds: float | None = None, dt: 
     t0 = time.perf_counter()
     spec.build(solver=solver).step(dt)
     warmup = time.perf_counter() - t0
-    summary = w.run(seconds, dt, progress=progress, record=record, callback=metrics.observe)
+    summary = w.run(seconds, dt, progress=progress, record=record, record_every=record_every,
+                    callback=metrics.observe)
     m = metrics.result()
     out = {
-        "scene": name,
+        "scene": spec.name,
         "solver": solver,
         "bodies": w.body_count,
         "steps": summary["steps"],
@@ -58,6 +92,8 @@ def run_scene(name: str, solver: str = "pgs", seconds: float | None = None, dt: 
         "energy": m["energy"],
     }
     out.update({k: v for k, v in m.items() if k not in out})
+    if record:
+        out["record"] = summary["record"]
     return out
 
 
@@ -67,14 +103,36 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="tumble", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("scenes", help="list the scene library")
-    r = sub.add_parser("run", help="run a library scene and print its metrics")
-    r.add_argument("scene")
-    r.add_argument("--solver", default="pgs")
+    r = sub.add_parser("run", help="run a library scene or a scene file and print its metrics")
+    r.add_argument("scene", help="library scene name (tumble scenes) or a .toml/.json scene file")
+    r.add_argument("--solver", default=None, help="pgs | shock (default: the scene file's, else pgs)")
     r.add_argument("--seconds", type=float, default=None)
     r.add_argument("--dt", type=float, default=None)
-    r.add_argument("--record", default=None, help="write poses to this .npz")
+    r.add_argument("--record", default=None, help="write a recording (.npz) of the run")
+    r.add_argument("--record-every", type=int, default=1, help="steps per recorded frame (default 1)")
     r.add_argument("--param", action="append", help="scene parameter key=value (repeatable)")
     r.add_argument("--json", action="store_true", help="print one JSON object of metrics")
+    e = sub.add_parser("export", help="write a library scene as a scene file (.toml or .json)")
+    e.add_argument("scene")
+    e.add_argument("-o", "--output", required=True)
+    e.add_argument("--param", action="append", help="scene parameter key=value (repeatable)")
+    d = sub.add_parser("render", help="render a recording to MP4 (and/or PNG frames), headless")
+    d.add_argument("recording")
+    d.add_argument("-o", "--output", default=None, help="output .mp4 (default: the recording's name)")
+    d.add_argument("--png", default=None, help="also write PNG frames into this folder")
+    d.add_argument("--camera", default=None, help="camera preset (default: the scene's, else a fit)")
+    d.add_argument("--color-by", default="body", choices=("body", "speed", "sleeping"))
+    d.add_argument("--contacts", action="store_true", help="draw contact points and normals")
+    d.add_argument("--width", type=int, default=1280)
+    d.add_argument("--height", type=int, default=720)
+    d.add_argument("--fps", type=float, default=None, help="frames per second (default: real time, <= 60)")
+    v = sub.add_parser("view", help="play a recording in the browser viewer")
+    v.add_argument("recording")
+    v.add_argument("--port", type=int, default=8765)
+    v.add_argument("--open", action="store_true", help="open the system browser")
+    pl = sub.add_parser("plot", help="PNG plots of a recording's counters")
+    pl.add_argument("recording")
+    pl.add_argument("-o", "--output", default=None, help="folder (default: <recording>_plots)")
     b = sub.add_parser("bench", help="run the benchmark suite (benchmarks/run.py) side by side with peers")
     b.add_argument("rest", nargs=argparse.REMAINDER)
     a = p.parse_args(argv)
@@ -87,12 +145,43 @@ def main(argv=None) -> int:
             return 0
         if a.cmd == "run":
             res = run_scene(a.scene, a.solver, a.seconds, a.dt, a.record, progress=not a.json,
-                            params=_parse_params(a.param))
+                            params=_parse_params(a.param), record_every=a.record_every)
             if a.json:
                 print(json.dumps(res, default=_jsonable))
             else:
                 for k, v in res.items():
                     print(f"{k:18s} {v:.6g}" if isinstance(v, float) and math.isfinite(v) else f"{k:18s} {v}")
+            return 0
+        if a.cmd == "export":
+            from tumble.scenefile import save_scene
+
+            path = save_scene(load_spec(a.scene, _parse_params(a.param)), a.output)
+            print(f"wrote {path or a.output}")
+            return 0
+        if a.cmd == "render":
+            from pathlib import Path
+
+            from tumble.viz.render import render
+
+            out = a.output or str(Path(a.recording).with_suffix(".mp4"))
+            res = render(a.recording, out, width=a.width, height=a.height, fps=a.fps, camera=a.camera,
+                         color_by=a.color_by, contacts=a.contacts, png_dir=a.png, progress=True)
+            print(f"wrote {out}" + (f" and PNG frames in {a.png}" if a.png else "")
+                  + (f" ({res['frames']} frames)" if isinstance(res, dict) and "frames" in res else ""))
+            return 0
+        if a.cmd == "view":
+            from tumble.viz.viewer.server import view
+
+            view(a.recording, port=a.port, open_browser=a.open)
+            return 0
+        if a.cmd == "plot":
+            from pathlib import Path
+
+            from tumble.viz.plots import plot
+
+            out = a.output or str(Path(a.recording).with_suffix("")) + "_plots"
+            for f in plot(a.recording, out):
+                print(f"wrote {f}")
             return 0
         if a.cmd == "bench":
             import runpy

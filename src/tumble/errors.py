@@ -34,3 +34,7 @@ class SceneError(TumbleError, KeyError):
 
 class SimulationError(TumbleError, RuntimeError):
     """The simulation state became non-finite; the message names the first bad body."""
+
+
+class RecordingError(TumbleError, ValueError):
+    """A recording file is missing, unreadable or malformed; the message names the file and array."""

@@ -300,13 +300,19 @@ class World:
     def run(self, seconds: float, dt: float | None = None, *, progress: bool = False, record: str | None = None,
             record_every: int = 1, callback=None) -> dict:
         """Step for ``seconds`` of simulated time. ``progress`` shows a tqdm bar (steps/s, ETA) when
-        stderr is a terminal; ``record`` writes a .npz of poses every ``record_every`` steps;
-        ``callback(world)`` runs after each step. Returns a small summary dict."""
+        stderr is a terminal; ``record`` (a path) writes a recording (``tumble.recording``: the state
+        every ``record_every`` steps, counters and ms per stage of every step, the bodies' geometry);
+        ``callback(world)`` runs after each step. Returns a small summary dict (with ``record``, the
+        path written)."""
         dt = self.default_dt if dt is None else dt
         if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
             raise SettingsError(f"run: field seconds={seconds!r} must be a finite number >= 0")
         n = int(round(seconds / dt))
-        rec = _Recorder(self, record_every) if record else None
+        rec = None
+        if record:
+            from tumble.recording import Recorder
+
+            rec = Recorder(self, record_every, dt)
         bar = None
         if progress and sys.stderr.isatty():
             from tqdm import tqdm
@@ -324,10 +330,11 @@ class World:
         if bar is not None:
             bar.close()
         wall = time.perf_counter() - t0
+        out = {"steps": n, "wall_s": wall, "ms_per_step": 1000.0 * wall / max(n, 1),
+               "realtime_factor": (n * dt) / wall if wall > 0 else math.inf}
         if rec is not None:
-            rec.save(record)
-        return {"steps": n, "wall_s": wall, "ms_per_step": 1000.0 * wall / max(n, 1),
-                "realtime_factor": (n * dt) / wall if wall > 0 else math.inf}
+            out["record"] = str(rec.save(record))
+        return out
 
     # ------------------------------------------------------------------ joints
     def add_joint(self, joint) -> int:
@@ -529,23 +536,3 @@ class World:
     def apply_torque(self, body: int, torque) -> None:
         i = self._check(body)
         self.bodies.body_torque[i] += _vec(f"body {i}", "torque", torque, 3)
-
-
-class _Recorder:
-    """Minimal pose recorder (every N steps) -> .npz; issue 5 grows it into the full format."""
-
-    def __init__(self, w: World, every: int):
-        self.w, self.every = w, max(1, int(every))
-        self.t, self.pos, self.quat = [], [], []
-
-    def capture(self):
-        if self.w.step_count % self.every == 0:
-            self.t.append(self.w.time)
-            self.pos.append(self.w.positions.copy())
-            self.quat.append(self.w.orientations.copy())
-
-    def save(self, path: str):
-        np.savez_compressed(path, time=np.array(self.t), position=np.array(self.pos),
-                            orientation=np.array(self.quat), solver=self.w.solver,
-                            scene=self.w.scene.name if self.w.scene else "")
-

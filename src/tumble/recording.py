@@ -1,0 +1,424 @@
+"""Recordings: a run's state every N steps and its per-step counters in one ``.npz`` file.
+
+A recording holds enough to draw every body without the scene code (the geometry of every body,
+its pose in every frame) and to plot where the run's time and error went (counters of every step).
+``tumble render``, ``tumble view`` and ``tumble plot`` read nothing else.
+
+Format (``FORMAT = "tumble-recording"``, ``VERSION = 1``); N bodies (the count at the end of the run),
+G geometries, H hulls, F frames, C contact points over all frames, S steps, K timed stages. Every
+array is plain NumPy (``np.load(..., allow_pickle=False)`` reads it); strings are unicode arrays.
+
+* ``meta``: 0-d unicode array holding a JSON object: ``format``, ``version``, ``scene``, ``solver``,
+  ``settings`` (the solver's settings as a dict), ``dt`` [s], ``every`` (steps per frame),
+  ``gravity`` [m/s^2], ``stage_names`` (K names of ``step_ms``' columns), ``tumble_version``.
+* bodies: ``body_mass`` (N,) [kg] (0 for fixed), ``body_fixed`` (N,) bool, ``body_name`` (N,) str,
+  ``body_material`` (N,) str.
+* geometry, in the body frame (the body origin is its centre of mass): ``geom_body`` (G,) int64,
+  ``geom_type`` (G,) int64 (``tumble._core.types``: 0 plane, 1 sphere, 2 capsule, 3 box, 4 hull),
+  ``geom_size`` (G, 3) [m] (sphere: radius; capsule: radius, half length along local z; box: half
+  extents; plane: unused, its local +z is the normal), ``geom_local_position`` (G, 3) [m],
+  ``geom_local_orientation`` (G, 4) (w, x, y, z), ``geom_hull`` (G,) int64 hull index or -1.
+* hulls (centre-of-mass frame): ``hull_vertex_start`` / ``hull_vertex_count`` (H,) into
+  ``hull_vertices`` (V, 3) [m]; ``hull_triangle_start`` / ``hull_triangle_count`` (H,) into
+  ``hull_triangles`` (T, 3) int64, vertex indices local to the hull, counter-clockwise seen from outside.
+* frames: ``frame_time`` (F,) [s], ``frame_step`` (F,) int64, ``frame_body_count`` (F,) int64 (bodies
+  spawned later are zero-padded before they exist), ``frame_position`` (F, N, 3) [m],
+  ``frame_orientation`` (F, N, 4), ``frame_linear_velocity`` (F, N, 3) [m/s],
+  ``frame_angular_velocity`` (F, N, 3) [rad/s], ``frame_sleeping`` (F, N) bool.
+  Frame 0 is the state before the first step; frame k is the state after step ``frame_step[k]``.
+* contacts of each frame (the points the last step solved): ``contact_start`` / ``contact_count``
+  (F,) int64 into ``contact_body`` (C, 2) int64, ``contact_point`` (C, 3) [m], ``contact_normal``
+  (C, 3) (from body a to body b), ``contact_depth`` (C,) [m], ``contact_impulse`` (C,) [N s]; float32.
+* steps (every step, not only recorded ones): ``step_time`` (S,) [s] at the step's end,
+  ``step_contacts``, ``step_iterations`` (S,) int64, ``step_merit``, ``step_max_penetration`` [m],
+  ``step_kinetic_energy``, ``step_potential_energy`` [J] (S,) float64, ``step_ms`` (S, K) [ms] per
+  stage (0 where a stage did not run in that step; the ``total`` column is the whole step).
+
+``Recording.load(path)`` checks all of this and raises :class:`RecordingError` naming the file, the
+array and what is wrong; ``Recording.save(path)`` writes it back unchanged (round trip).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tumble.errors import RecordingError
+
+FORMAT = "tumble-recording"
+VERSION = 1
+
+#: name -> (dtype kind, shape with symbolic dims) of every array of the format
+SCHEMA: dict[str, tuple[str, tuple]] = {
+    "body_mass": ("f", ("N",)),
+    "body_fixed": ("b", ("N",)),
+    "body_name": ("U", ("N",)),
+    "body_material": ("U", ("N",)),
+    "geom_body": ("i", ("G",)),
+    "geom_type": ("i", ("G",)),
+    "geom_size": ("f", ("G", 3)),
+    "geom_local_position": ("f", ("G", 3)),
+    "geom_local_orientation": ("f", ("G", 4)),
+    "geom_hull": ("i", ("G",)),
+    "hull_vertex_start": ("i", ("H",)),
+    "hull_vertex_count": ("i", ("H",)),
+    "hull_vertices": ("f", ("V", 3)),
+    "hull_triangle_start": ("i", ("H",)),
+    "hull_triangle_count": ("i", ("H",)),
+    "hull_triangles": ("i", ("T", 3)),
+    "frame_time": ("f", ("F",)),
+    "frame_step": ("i", ("F",)),
+    "frame_body_count": ("i", ("F",)),
+    "frame_position": ("f", ("F", "N", 3)),
+    "frame_orientation": ("f", ("F", "N", 4)),
+    "frame_linear_velocity": ("f", ("F", "N", 3)),
+    "frame_angular_velocity": ("f", ("F", "N", 3)),
+    "frame_sleeping": ("b", ("F", "N")),
+    "contact_start": ("i", ("F",)),
+    "contact_count": ("i", ("F",)),
+    "contact_body": ("i", ("C", 2)),
+    "contact_point": ("f", ("C", 3)),
+    "contact_normal": ("f", ("C", 3)),
+    "contact_depth": ("f", ("C",)),
+    "contact_impulse": ("f", ("C",)),
+    "step_time": ("f", ("S",)),
+    "step_contacts": ("i", ("S",)),
+    "step_iterations": ("i", ("S",)),
+    "step_merit": ("f", ("S",)),
+    "step_max_penetration": ("f", ("S",)),
+    "step_kinetic_energy": ("f", ("S",)),
+    "step_potential_energy": ("f", ("S",)),
+    "step_ms": ("f", ("S", "K")),
+}
+
+META_KEYS = ("format", "version", "scene", "solver", "settings", "dt", "every", "gravity", "stage_names")
+
+
+def hull_triangles(data) -> np.ndarray:
+    """Fan triangulation (T, 3) of a hull's polygon faces (``HullData``), counter-clockwise outside."""
+    tris = []
+    for f in range(len(data.face_vert_count)):
+        s, c = int(data.face_vert_start[f]), int(data.face_vert_count[f])
+        v = data.face_verts[s:s + c]
+        tris.extend((v[0], v[k], v[k + 1]) for k in range(1, c - 1))
+    return np.array(tris, dtype=np.int64).reshape(-1, 3)
+
+
+@dataclass
+class Recording:
+    """A loaded (or just recorded) run: ``meta`` (dict) and the arrays of the format as attributes."""
+
+    meta: dict
+    arrays: dict
+
+    def __getattr__(self, name):
+        arrays = self.__dict__.get("arrays")
+        if arrays is not None and name in arrays:
+            return arrays[name]
+        raise AttributeError(f"Recording has no field {name!r}")
+
+    # ---------------------------------------------------------------- convenience
+    @property
+    def scene(self) -> str:
+        return self.meta["scene"]
+
+    @property
+    def solver(self) -> str:
+        return self.meta["solver"]
+
+    @property
+    def dt(self) -> float:
+        return float(self.meta["dt"])
+
+    @property
+    def frame_count(self) -> int:
+        return int(self.arrays["frame_time"].shape[0])
+
+    @property
+    def body_count(self) -> int:
+        return int(self.arrays["body_mass"].shape[0])
+
+    @property
+    def step_count(self) -> int:
+        return int(self.arrays["step_time"].shape[0])
+
+    def stage_ms(self, stage: str) -> np.ndarray:
+        """(S,) [ms] spent in ``stage`` in every step."""
+        names = self.meta["stage_names"]
+        if stage not in names:
+            raise RecordingError(f"recording has no stage {stage!r}; stages: {names}")
+        return self.arrays["step_ms"][:, names.index(stage)]
+
+    def contacts(self, frame: int) -> dict:
+        """The contact points of ``frame``: body (c, 2), point, normal (c, 3), depth, impulse (c,)."""
+        s = int(self.arrays["contact_start"][frame])
+        c = int(self.arrays["contact_count"][frame])
+        return {k: self.arrays[f"contact_{k}"][s:s + c] for k in ("body", "point", "normal", "depth", "impulse")}
+
+    def hull(self, h: int) -> tuple[np.ndarray, np.ndarray]:
+        """Vertices (v, 3) and triangles (t, 3) of hull ``h``."""
+        a = self.arrays
+        vs, vc = int(a["hull_vertex_start"][h]), int(a["hull_vertex_count"][h])
+        ts, tc = int(a["hull_triangle_start"][h]), int(a["hull_triangle_count"][h])
+        return a["hull_vertices"][vs:vs + vc], a["hull_triangles"][ts:ts + tc]
+
+    # ---------------------------------------------------------------- file I/O
+    def save(self, path) -> Path:
+        """Write the recording to ``path`` (.npz, compressed)."""
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, meta=np.array(json.dumps(self.meta)), **self.arrays)
+        return path
+
+    @classmethod
+    def load(cls, path) -> Recording:
+        """Read and validate a recording; :class:`RecordingError` names the file and what is wrong."""
+        path = Path(path)
+        where = str(path)
+        if not path.exists():
+            raise RecordingError(f"{where}: no such recording file")
+        if not zipfile.is_zipfile(path):
+            raise RecordingError(f"{where}: not a tumble recording (.npz): the file is not a zip archive")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                data = {k: z[k] for k in z.files}
+        except (ValueError, OSError, zipfile.BadZipFile) as e:
+            raise RecordingError(f"{where}: cannot read the arrays ({e})") from None
+        if "meta" not in data:
+            raise RecordingError(f"{where}: field meta is missing: not a tumble recording")
+        try:
+            meta = json.loads(str(data.pop("meta")))
+        except json.JSONDecodeError as e:
+            raise RecordingError(f"{where}: field meta is not valid JSON ({e})") from None
+        rec = cls(meta, data)
+        validate(rec, where)
+        return rec
+
+
+def validate(rec: Recording, where: str = "recording") -> None:
+    """Check a recording's meta, array names, dtypes, shapes, index ranges and finiteness."""
+    meta = rec.meta
+    if not isinstance(meta, dict):
+        raise RecordingError(f"{where}: field meta={meta!r} is not a JSON object")
+    if meta.get("format") != FORMAT:
+        raise RecordingError(f"{where}: field meta.format={meta.get('format')!r} is not {FORMAT!r}")
+    if meta.get("version") != VERSION:
+        raise RecordingError(f"{where}: field meta.version={meta.get('version')!r} is not supported "
+                             f"(this tumble reads version {VERSION})")
+    for k in META_KEYS:
+        if k not in meta:
+            raise RecordingError(f"{where}: field meta.{k} is missing")
+    dt = meta["dt"]
+    if not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0:
+        raise RecordingError(f"{where}: field meta.dt={dt!r} must be a finite number > 0 [s]")
+    a = rec.arrays
+    missing = [k for k in SCHEMA if k not in a]
+    if missing:
+        raise RecordingError(f"{where}: field {missing[0]} is missing ({len(missing)} arrays missing)")
+    unknown = [k for k in a if k not in SCHEMA]
+    if unknown:
+        raise RecordingError(f"{where}: field {unknown[0]} is not part of format version {VERSION}")
+    dims: dict[str, int] = {"K": len(meta["stage_names"])}
+    for name, (kind, shape) in SCHEMA.items():
+        x = a[name]
+        ok_kind = {"f": "f", "i": "iu", "b": "b", "U": "U"}[kind]
+        if x.dtype.kind not in ok_kind:
+            raise RecordingError(f"{where}: field {name} has dtype {x.dtype}, expected "
+                                 f"{ {'f': 'float', 'i': 'integer', 'b': 'bool', 'U': 'str'}[kind]}")
+        if x.ndim != len(shape):
+            raise RecordingError(f"{where}: field {name} has shape {x.shape}, expected {len(shape)} dimensions "
+                                 f"({', '.join(map(str, shape))})")
+        for axis, d in enumerate(shape):
+            n = x.shape[axis]
+            if isinstance(d, int):
+                if n != d:
+                    raise RecordingError(f"{where}: field {name} has shape {x.shape}, axis {axis} must be {d}")
+            elif dims.setdefault(d, n) != n:
+                raise RecordingError(f"{where}: field {name} has shape {x.shape}: its {d} = {n} disagrees with "
+                                     f"{dims[d]} in the other arrays")
+        if kind == "f" and not np.all(np.isfinite(x)):
+            bad = np.argwhere(~np.isfinite(x))[0]
+            raise RecordingError(f"{where}: field {name}{bad.tolist()} = {x[tuple(bad)]} is not finite")
+    N, F = dims["N"], dims["F"]
+    if F == 0:
+        raise RecordingError(f"{where}: the recording has no frames")
+    _in_range(where, "geom_body", a["geom_body"], 0, N)
+    _in_range(where, "geom_type", a["geom_type"], 0, 5)
+    _in_range(where, "geom_hull", a["geom_hull"], -1, dims["H"])
+    hull_geoms = a["geom_type"] == 4
+    if np.any(a["geom_hull"][hull_geoms] < 0):
+        g = int(np.argmax(hull_geoms & (a["geom_hull"] < 0)))
+        raise RecordingError(f"{where}: field geom_hull[{g}] = -1, but geom {g} is a hull")
+    for kind, total in (("vertex", dims["V"]), ("triangle", dims["T"])):
+        s, c = a[f"hull_{kind}_start"], a[f"hull_{kind}_count"]
+        if np.any(s < 0) or np.any(c < 0) or np.any(s + c > total):
+            h = int(np.argmax((s < 0) | (c < 0) | (s + c > total)))
+            raise RecordingError(f"{where}: field hull_{kind}_start/count[{h}] = {s[h]}/{c[h]} runs past the "
+                                 f"{total} hull {kind}s")
+    for h in range(dims["H"]):
+        t = a["hull_triangles"][a["hull_triangle_start"][h]:][: a["hull_triangle_count"][h]]
+        _in_range(where, f"hull_triangles of hull {h}", t, 0, a["hull_vertex_count"][h])
+    _in_range(where, "frame_body_count", a["frame_body_count"], 0, N + 1)
+    s, c = a["contact_start"], a["contact_count"]
+    if np.any(s < 0) or np.any(c < 0) or np.any(s + c > dims["C"]):
+        f = int(np.argmax((s < 0) | (c < 0) | (s + c > dims["C"])))
+        raise RecordingError(f"{where}: field contact_start/count[{f}] = {s[f]}/{c[f]} runs past the "
+                             f"{dims['C']} contact points")
+    _in_range(where, "contact_body", a["contact_body"], -1, N)
+    q = np.linalg.norm(a["frame_orientation"], axis=2)
+    live = np.arange(N)[None, :] < a["frame_body_count"][:, None]
+    bad = live & (np.abs(q - 1.0) > 1e-6)
+    if np.any(bad):
+        f, b = np.argwhere(bad)[0]
+        raise RecordingError(f"{where}: field frame_orientation[{f}, {b}] has norm {q[f, b]:.6g}, not a unit "
+                             "quaternion")
+
+
+def _in_range(where, name, x, lo, hi):
+    if x.size and (x.min() < lo or x.max() >= hi):
+        i = np.argwhere((x < lo) | (x >= hi))[0]
+        raise RecordingError(f"{where}: field {name}{i.tolist()} = {x[tuple(i)]} is outside [{lo}, {hi})")
+
+
+class Recorder:
+    """Collects a world's frames (every ``every`` steps) and every step's counters during a run.
+
+    ``capture()`` after each step (``World.run`` calls it); ``recording()`` builds the
+    :class:`Recording`. Frame 0 is taken when the recorder is made.
+    """
+
+    def __init__(self, world, every: int = 1, dt: float | None = None):
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise RecordingError(f"record_every={every!r} must be an integer >= 1")
+        self.w, self.every = world, int(every)
+        self.dt = float(world.default_dt if dt is None else dt)
+        self.frames: dict[str, list] = {k: [] for k in ("time", "step", "position", "orientation",
+                                                         "linear_velocity", "angular_velocity", "sleeping")}
+        self.contacts: dict[str, list] = {k: [] for k in ("body", "point", "normal", "depth", "impulse")}
+        self.contact_count: list[int] = []
+        self.steps: dict[str, list] = {k: [] for k in ("time", "contacts", "iterations", "merit",
+                                                        "max_penetration", "kinetic_energy", "potential_energy")}
+        self.step_ms: list[dict] = []
+        self._frame()
+
+    def _frame(self):
+        w = self.w
+        f = self.frames
+        f["time"].append(w.time)
+        f["step"].append(w.step_count)
+        f["position"].append(w.positions.copy())
+        f["orientation"].append(w.orientations.copy())
+        f["linear_velocity"].append(w.linear_velocities.copy())
+        f["angular_velocity"].append(w.angular_velocities.copy())
+        sleeping = getattr(w, "sleeping", None)
+        f["sleeping"].append(np.zeros(w.body_count, bool) if sleeping is None else np.array(sleeping, bool))
+        c = w.contact_store
+        n = c.count
+        self.contact_count.append(n)
+        self.contacts["body"].append(np.stack([c.contact_body_a[:n], c.contact_body_b[:n]], axis=1))
+        self.contacts["point"].append(c.contact_point[:n].astype(np.float32))
+        self.contacts["normal"].append(c.contact_normal[:n].astype(np.float32))
+        self.contacts["depth"].append(c.contact_depth[:n].astype(np.float32))
+        self.contacts["impulse"].append(c.contact_normal_impulse[:n].astype(np.float32))
+
+    def capture(self):
+        """Record the step just taken (counters always, the state every ``every`` steps)."""
+        w = self.w
+        s, c = self.steps, w.counters
+        s["time"].append(w.time)
+        s["contacts"].append(int(c.get("contacts", 0)))
+        s["iterations"].append(int(c.get("iterations", 0)))
+        s["merit"].append(float(c.get("merit", math.nan)))
+        s["max_penetration"].append(float(c.get("max_penetration", 0.0)))
+        s["kinetic_energy"].append(w.kinetic_energy())
+        s["potential_energy"].append(w.potential_energy())
+        self.step_ms.append(dict(w.profile))
+        if w.step_count % self.every == 0:
+            self._frame()
+
+    def recording(self) -> Recording:
+        """Everything captured so far as a :class:`Recording`."""
+        import tumble
+
+        w = self.w
+        n = w.body_count
+        f = self.frames
+
+        def padded(key, width, dtype):
+            out = np.zeros((len(f[key]), n) + width, dtype=dtype)
+            for k, x in enumerate(f[key]):
+                out[k, : len(x)] = x
+            return out
+
+        orient = padded("orientation", (4,), np.float64)
+        counts = np.array([len(x) for x in f["position"]], dtype=np.int64)
+        for k, m in enumerate(counts):  # bodies not yet spawned: identity, so every quaternion is unit
+            orient[k, m:, 0] = 1.0
+        g, hulls = w.geoms, w.hulls
+        ng = g.count
+        tris = [hull_triangles(hulls[h]) for h in range(len(hulls))]
+        verts = [hulls[h].vertices for h in range(len(hulls))]
+        stages = sorted({k for p in self.step_ms for k in p}, key=lambda k: (k == "total", k))
+        step_ms = np.array([[p.get(k, 0.0) for k in stages] for p in self.step_ms], dtype=np.float64)
+        step_ms = step_ms.reshape(len(self.step_ms), len(stages))
+        cc = np.array(self.contact_count, dtype=np.int64)
+        merit = np.array(self.steps["merit"], dtype=np.float64)
+        settings = {k: (v if isinstance(v, (bool, int, float, str)) or v is None else str(v))
+                    for k, v in asdict(w.settings).items()}
+        meta = {"format": FORMAT, "version": VERSION, "scene": w.scene.name if w.scene is not None else "",
+                "solver": w.solver, "settings": settings, "dt": self.dt, "every": self.every,
+                "gravity": [float(x) for x in w.gravity], "stage_names": stages,
+                "tumble_version": tumble.__version__}
+        arrays = {
+            "body_mass": w.masses.copy(),
+            "body_fixed": w.fixed.copy(),
+            "body_name": np.array([w.body_name(i) for i in range(n)], dtype=str).reshape(n),
+            "body_material": np.array([w.material(i).name for i in range(n)], dtype=str).reshape(n),
+            "geom_body": g.geom_body[:ng].astype(np.int64),
+            "geom_type": g.geom_type[:ng].astype(np.int64),
+            "geom_size": g.geom_size[:ng].copy(),
+            "geom_local_position": g.geom_local_position[:ng].copy(),
+            "geom_local_orientation": g.geom_local_orientation[:ng].copy(),
+            "geom_hull": g.geom_hull[:ng].astype(np.int64),
+            "hull_vertex_count": np.array([len(v) for v in verts], dtype=np.int64),
+            "hull_vertices": np.concatenate(verts).reshape(-1, 3) if verts else np.zeros((0, 3)),
+            "hull_triangle_count": np.array([len(t) for t in tris], dtype=np.int64),
+            "hull_triangles": np.concatenate(tris).reshape(-1, 3) if tris else np.zeros((0, 3), np.int64),
+            "frame_time": np.array(f["time"], dtype=np.float64),
+            "frame_step": np.array(f["step"], dtype=np.int64),
+            "frame_body_count": counts,
+            "frame_position": padded("position", (3,), np.float64),
+            "frame_orientation": orient,
+            "frame_linear_velocity": padded("linear_velocity", (3,), np.float64),
+            "frame_angular_velocity": padded("angular_velocity", (3,), np.float64),
+            "frame_sleeping": padded("sleeping", (), bool),
+            "contact_start": np.concatenate([[0], np.cumsum(cc)[:-1]]).astype(np.int64),
+            "contact_count": cc,
+            "step_time": np.array(self.steps["time"], dtype=np.float64),
+            "step_contacts": np.array(self.steps["contacts"], dtype=np.int64),
+            "step_iterations": np.array(self.steps["iterations"], dtype=np.int64),
+            "step_merit": np.where(np.isfinite(merit), merit, 0.0),
+            "step_max_penetration": np.array(self.steps["max_penetration"], dtype=np.float64),
+            "step_kinetic_energy": np.array(self.steps["kinetic_energy"], dtype=np.float64),
+            "step_potential_energy": np.array(self.steps["potential_energy"], dtype=np.float64),
+            "step_ms": step_ms,
+        }
+        for kind in ("vertex", "triangle"):
+            c = arrays[f"hull_{kind}_count"]
+            arrays[f"hull_{kind}_start"] = np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64)[: len(c)]
+        for k, shape, dtype in (("body", (2,), np.int64), ("point", (3,), np.float32), ("normal", (3,), np.float32),
+                                ("depth", (), np.float32), ("impulse", (), np.float32)):
+            parts = self.contacts[k]
+            arrays[f"contact_{k}"] = (np.concatenate(parts).astype(dtype) if parts
+                                      else np.zeros((0,) + shape, dtype))
+        return Recording(meta, arrays)
+
+    def save(self, path) -> Path:
+        return self.recording().save(path)
