@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tumble.progress import bar as progress_bar
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -128,11 +130,14 @@ def run_tumble(spec, steps: int, warmup: int) -> dict:
     w = spec.build()
     m = SceneMetrics(spec)
     times = []
+    bar = progress_bar(steps, f"{spec.name} tumble")
     for _ in range(steps):
         t = time.perf_counter()
         w.step(spec.dt)
         times.append(time.perf_counter() - t)
         m.observe(w)
+        bar.update(1)
+    bar.close()
     mean, p95 = _stats(times)
     return {"engine": "tumble (pgs)", "ms_mean": mean, "ms_p95": p95, **m.result(),
             "settings": dict(spec.settings), "notes": []}
@@ -150,13 +155,16 @@ def run_peer(peer_cls, spec, steps: int) -> dict:
         return {"engine": peer.name, "error": f"unsupported: {e}"}
     m = SceneMetrics(spec)
     times = []
+    bar = progress_bar(steps, f"{spec.name} {peer.name}")
     try:
         for _ in range(steps):
             t = time.perf_counter()
             peer.step()
             times.append(time.perf_counter() - t)
             m.observe_arrays(peer.time, *peer.state(), peer.max_penetration())
+            bar.update(1)
     finally:
+        bar.close()
         peer.close()
     mean, p95 = _stats(times)
     return {"engine": peer.name, "ms_mean": mean, "ms_p95": p95, **m.result(), "settings": peer.settings,

@@ -366,9 +366,9 @@ class _Trace:
 
 
 def _bar(total: int, desc: str):
-    from tqdm import tqdm
+    from tumble.progress import bar
 
-    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False, mininterval=1.0, unit="step")
+    return bar(total, desc)
 
 
 def run_tumble(spec, solver: str, steps: int, settings: dict | None = None, frames=(), warmup: int = 2,

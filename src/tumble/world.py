@@ -9,7 +9,6 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
-import sys
 import time
 from typing import NamedTuple
 
@@ -313,11 +312,9 @@ class World:
             from tumble.recording import Recorder
 
             rec = Recorder(self, record_every, dt)
-        bar = None
-        if progress and sys.stderr.isatty():
-            from tqdm import tqdm
+        from tumble.progress import bar as progress_bar
 
-            bar = tqdm(total=n, unit="step", desc=self.scene.name if self.scene else "run", leave=False)
+        bar = progress_bar(n, self.scene.name if self.scene else "run", enabled=progress)
         t0 = time.perf_counter()
         for _ in range(n):
             self.step(dt)
@@ -325,10 +322,8 @@ class World:
                 rec.capture()
             if callback is not None:
                 callback(self)
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+            bar.update(1)
+        bar.close()
         wall = time.perf_counter() - t0
         out = {"steps": n, "wall_s": wall, "ms_per_step": 1000.0 * wall / max(n, 1),
                "realtime_factor": (n * dt) / wall if wall > 0 else math.inf}
