@@ -23,6 +23,8 @@ from tumble.errors import (
 )
 from tumble.joints import Ball, Distance, Fixed, Hinge, Joint, JointBreak, JointReaction, Motor, Slider
 from tumble.materials import Material
+from tumble.recording import Recording
+from tumble.scenefile import load_scene, save_scene
 from tumble.settings import PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
 from tumble.world import Contacts, World
@@ -33,5 +35,6 @@ __all__ = [
     "World", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound", "Material",
     "materials", "scenes", "PGSSettings", "ShockSettings", "TumbleError", "ShapeError", "BodyError", "MaterialError",
     "SettingsError", "SceneError", "RecordingError", "SimulationError", "JointError", "Joint", "Ball", "Hinge",
-    "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "__version__",
+    "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
+    "__version__",
 ]

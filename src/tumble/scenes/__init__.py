@@ -60,3 +60,15 @@ def build(name: str, solver: str = "pgs", **kw):
     """
     params, settings = split_params(name, kw)
     return spec(name, **params).build(solver=solver, **settings)
+
+
+def export(name: str, path, **params):
+    """Write scene ``name`` (``params`` override its defaults) to the scene file ``path`` (``.toml`` or
+    ``.json``, see :mod:`tumble.scenefile`); returns the path. ``tumble.scenefile.load_scene(path)``
+    reads it back exactly."""
+    from tumble.scenefile import save_scene
+
+    return save_scene(spec(name, **params), path)
+
+
+__all__ += ["export"]
