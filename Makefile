@@ -1,13 +1,17 @@
 # tumble: two commands do everything on a fresh machine (Python 3.11, pip, gcc, make):
-#   make demo   create .venv, install, run the flagship scenes, write demo/ (plot + metrics)
-#   make test   create .venv, install, run the test suite
+#   make demo   create .venv, install, run the flagship scene (tower_roof under shock), write demo/
+#               (recording, MP4, plots, metrics)
+#   make test   create .venv, install, run the test suite (the browser test needs Chromium: the
+#               system-deps target installs Debian's package when it is missing and we are root)
 PY ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv peers demo test test-fast bench bench-stacking bench-joints lint warm clean
+.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints lint warm clean
+
+VIEWER_WEB := src/tumble/viz/viewer/web
 
 venv: $(VENV)/.installed
 
@@ -23,6 +27,28 @@ $(VENV)/.peers: $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[dev,peers]'
 	touch $@
 
+# three.js for the browser viewer (tumble view), pinned by package-lock.json, served from node_modules
+viewer: $(VIEWER_WEB)/node_modules/.installed
+
+$(VIEWER_WEB)/node_modules/.installed: $(VIEWER_WEB)/package.json $(VIEWER_WEB)/package-lock.json
+	@command -v npm >/dev/null || { echo "make viewer: npm (Node.js) is needed to install three.js"; exit 1; }
+	npm ci --prefix $(VIEWER_WEB) --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Debian packages: Mesa's EGL + llvmpipe (headless OpenGL for tumble render) and Chromium (the
+# viewer's end-to-end test); installed only when missing, and only when we may (root + apt-get)
+SYSTEM_PKGS := libegl1 libgl1-mesa-dri chromium
+system-deps:
+	@missing=""; \
+	  ldconfig -p | grep -q libEGL_mesa || missing="$$missing libegl1 libgl1-mesa-dri"; \
+	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	      echo "installing Debian packages:$$missing"; \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    else echo "system-deps: missing$$missing (install them with apt-get as root)"; fi; \
+	  fi
+
 # compile every kernel once into the Numba cache so parallel test workers only load it; the tests
 # of the benchmark peers (PyBullet, MuJoCo builders) need the peers extra, so the suite installs it
 warm: peers
@@ -32,13 +58,13 @@ warm: peers
 	  w.add_joint(tb.Hinge(None, b, anchor=(0, 0, 1.1), axis=(0, 1, 0), limits=(-1, 1), \
 	  motor=tb.Motor(speed=1.0))); w.step(1/60)"
 
-demo: venv
+demo: venv system-deps
 	$(BIN)/python examples/demo.py --out demo
 
-test: warm
+test: warm viewer system-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
-test-fast: warm
+test-fast: warm viewer system-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 bench: peers warm
@@ -59,4 +85,4 @@ lint: venv
 	$(BIN)/ruff check src tests benchmarks examples
 
 clean:
-	rm -rf $(VENV) .numba_cache demo .pytest_cache
+	rm -rf $(VENV) .numba_cache demo .pytest_cache $(VIEWER_WEB)/node_modules
