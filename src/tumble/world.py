@@ -171,10 +171,12 @@ class World:
                 raise BodyError(f"{owner}: the inertia of shape {shape!r} is singular") from None
         b.body_inv_inertia_world[i] = R @ b.body_inv_inertia_local[i] @ R.T
 
+        # each geom's frame relative to the body origin (the centre of mass): its place in the shape's
+        # frame minus the centre of mass; _add_geom then moves a hull's frame onto the hull's own
+        # centre of mass (its vertices are stored about it), so a lone hull ends at offset 0
         children = shape.children if isinstance(shape, Compound) else ((shape, np.zeros(3), np.array([1.0, 0, 0, 0])),)
         for child, cpos, cquat in children:
-            self._add_geom(i, child, np.asarray(cpos) - com_local if isinstance(shape, Compound)
-                           else np.zeros(3), np.asarray(cquat), material, fixed)
+            self._add_geom(i, child, np.asarray(cpos, dtype=np.float64) - com_local, np.asarray(cquat), material, fixed)
         self._names.append(name)
         self._shapes.append(shape)
         self._materials.append(material)

@@ -31,6 +31,27 @@ def test_shape_rests_on_ground(shape, expected_z, orientation, solver):
     assert np.linalg.norm(w.position(b)[:2]) < 1e-2
 
 
+def test_off_centre_hull_rests_on_its_face_where_its_points_say(solver):
+    """A hull whose points are not centred on its centre of mass: a corner tetrahedron (0,0,0),
+    (L,0,0), (0,L,0), (0,0,L) has its centroid at (L/4, L/4, L/4). Put with its frame at the origin
+    it lies on its z = 0 face, so its centre of mass rests at height L/4 above the spot, and its
+    collision box spans exactly the points. (The geometry used to be shifted by the centroid a
+    second time: the centre of mass sat on the bottom face.)"""
+    L = 0.4
+    pts = np.array([[0, 0, 0], [L, 0, 0], [0, L, 0], [0, 0, L]], dtype=float)
+    w = tb.World(gravity=(0, 0, -9.81), solver=solver)
+    w.add_body(tb.Plane(), fixed=True)
+    b = w.add_body(tb.ConvexHull(pts), position=(0.0, 0.0, 0.02), density=500.0)
+    w.step(1e-9)
+    g = 1  # the hull's geom (0 is the plane)
+    pad = w.settings.contact_margin + 2e-4  # the tight boxes are padded by the contact margin
+    np.testing.assert_allclose(w.geoms.geom_aabb_min[g], pts.min(0) + [0, 0, 0.02], atol=pad)
+    np.testing.assert_allclose(w.geoms.geom_aabb_max[g], pts.max(0) + [0, 0, 0.02], atol=pad)
+    w.run(2.0, 1 / 120)
+    np.testing.assert_allclose(w.position(b), [L / 4, L / 4, L / 4], atol=0.006)
+    assert np.linalg.norm(w.linear_velocity(b)) < 1e-2
+
+
 LYING = tuple(quat_from_axis_angle((1, 0, 0), math.pi / 2))
 
 
