@@ -68,6 +68,7 @@ def test_exported_scene_file_runs_like_the_library_scene(tmp_path, capsys):
     for key in ("bodies", "steps", "dt", "max_penetration", "max_drift", "energy", "standing"):
         assert lib[key] == file[key], key
     bad = tmp_path / "bad.toml"
-    bad.write_text('format = "tumble-scene"\nversion = 1\n[[bodies]]\nshape = {type = "box", half_extents = [1, -1, 1]}\n')
+    bad.write_text('format = "tumble-scene"\nversion = 1\n[[bodies]]\n'
+                   'shape = {type = "box", half_extents = [1, -1, 1]}\n')
     assert main(["run", str(bad)]) == 2
     assert "bodies[0]: field shape.half_extents=[1, -1, 1]" in capsys.readouterr().err
