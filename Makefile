@@ -9,7 +9,8 @@ BIN := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints lint warm clean
+.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render lint \
+	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
 
@@ -67,10 +68,15 @@ test: warm viewer system-deps
 test-fast: warm viewer system-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow"
 
-bench: peers warm
+bench: peers warm system-deps
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/stacking.py
 	$(BIN)/python benchmarks/joints.py
+	$(BIN)/python benchmarks/render.py
+
+# 600 frames of two 1000-body runs rendered headless to MP4: benchmarks/results/<machine>/render.md
+bench-render: venv system-deps
+	$(BIN)/python benchmarks/render.py
 
 # the stacking experiments of Erleben 000 (issue 3): benchmarks/results/<machine>/stacking.md + PNGs
 bench-stacking: peers warm
