@@ -2,7 +2,7 @@
 
 Target: under 2 minutes on the 2-core reference machine. Scenes: ``pile1000`` (1000 spheres into a
 box, the sphere-heavy case) and ``large_pyramid`` with a 44-box base (990 boxes); each is recorded for
-600 steps (every step a frame), then ``tumble.viz.render.render`` writes the MP4. Also renders the
+600 steps at dt 1/60 (every step a frame, played at 60 fps so all 600 are drawn), then ``tumble.viz.render.render`` writes the MP4. Also renders the
 browser-free PNG path for one frame. Writes ``benchmarks/results/<machine>/render.md`` + ``render.json``.
 
     python benchmarks/render.py [--frames 600] [--quick] [--tag T] [--out DIR]
@@ -59,7 +59,7 @@ def main(argv=None) -> int:
             info = record(name, params, args.frames, rec)
             log(f"{label}: recorded {args.frames} steps in {info['record_s']:.1f} s")
             t0 = time.perf_counter()
-            res = render(rec, Path(tmp) / f"{name}.mp4", width=1280, height=720, fps=30, progress=True)
+            res = render(rec, Path(tmp) / f"{name}.mp4", width=1280, height=720, fps=60, progress=True)
             seconds = time.perf_counter() - t0
             rows.append({"case": label, "scene": name, "bodies": info["bodies"], "frames": res["frames"],
                          "render_s": seconds, "frames_per_s": res["frames"] / seconds,
