@@ -57,7 +57,9 @@ warm: peers
 	  w = s.build('stack3_nocache', solver='shock'); w.step(1/60); w.step(1/60); \
 	  import tumble as tb; w = tb.World(); b = w.add_body(tb.Box((.1, .1, .1)), position=(0, 0, 1)); \
 	  w.add_joint(tb.Hinge(None, b, anchor=(0, 0, 1.1), axis=(0, 1, 0), limits=(-1, 1), \
-	  motor=tb.Motor(speed=1.0))); w.step(1/60)"
+	  motor=tb.Motor(speed=1.0))); w.step(1/60); \
+	  from tumble._core.solvers.impulse.driver import warm; warm(); \
+	  w = s.build('stack3_nocache', solver='impulse'); w.step(1/240)"
 
 demo: venv system-deps
 	$(BIN)/python examples/demo.py --out demo

@@ -2,8 +2,9 @@
 
 Target: under 2 minutes on the 2-core reference machine. Scenes: ``pile1000`` (1000 spheres into a
 box, the sphere-heavy case) and ``large_pyramid`` with a 44-box base (990 boxes); each is recorded for
-600 steps at dt 1/60 (every step a frame, played at 60 fps so all 600 are drawn), then ``tumble.viz.render.render`` writes the MP4. Also renders the
-browser-free PNG path for one frame. Writes ``benchmarks/results/<machine>/render.md`` + ``render.json``.
+600 steps at dt 1/60 (every step a frame, played at 60 fps so all 600 are drawn), then
+``tumble.viz.render.render`` writes the MP4. Writes ``benchmarks/results/<machine>/render.md`` and
+``render.json``.
 
     python benchmarks/render.py [--frames 600] [--quick] [--tag T] [--out DIR]
 """

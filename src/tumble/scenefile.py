@@ -34,6 +34,9 @@ Top level::
     solver = "pgs"                 # optional default solver (kept as the spec's ``solver`` attribute)
     settings = { iterations = 10 } # World keywords (solver settings), checked against the solver
     params = { count = 10 }        # free-form: the parameters the scene was made with
+    gravity_schedule = [[0.0, [0.0, 0.0, 0.0]], [1.0, [0.0, 0.0, -10.0]]]
+                                   # optional: [time [s], gravity [m/s^2]] pairs, times non-decreasing
+                                   # (SceneSpec.gravity_schedule / World.schedule_gravity)
 
 ``[[materials]]`` (optional): each material is written once and referenced by name from bodies::
 
@@ -169,7 +172,8 @@ FORMAT = "tumble-scene"
 VERSION = 1
 
 TOP_KEYS = ("format", "version", "scene", "materials", "shapes", "bodies", "joints", "no_collide")
-SCENE_KEYS = ("name", "description", "gravity", "dt", "seconds", "solver", "settings", "params")
+SCENE_KEYS = ("name", "description", "gravity", "dt", "seconds", "solver", "settings", "params",
+              "gravity_schedule")
 MATERIAL_KEYS = ("name", "id", "density", "friction", "restitution")
 BODY_KEYS = ("name", "tag", "shape", "material", "position", "orientation", "linear_velocity",
              "angular_velocity", "mass", "density", "fixed", "spawn_time")
@@ -409,6 +413,10 @@ def to_dict(spec: SceneSpec) -> dict:
         scene["settings"] = _plain("scene", "settings", dict(spec.settings))
     if spec.params:
         scene["params"] = _plain("scene", "params", dict(spec.params))
+    if spec.gravity_schedule:
+        scene["gravity_schedule"] = [[_num_out("scene", f"gravity_schedule[{k}].time", t),
+                                      _vec_out("scene", f"gravity_schedule[{k}].gravity", g, 3)]
+                                     for k, (t, g) in enumerate(spec.gravity_schedule)]
 
     # materials: one entry per distinct material (DEFAULT stays implicit)
     materials: list[dict] = []
@@ -912,6 +920,14 @@ def from_dict(d: dict, source: str = "<dict>") -> SceneSpec:
         if not isinstance(sc["params"], dict):
             raise sloc.error("params", sc["params"], "must be a table")
         kw["params"] = copy.deepcopy(sc["params"])
+    if "gravity_schedule" in sc:
+        sched = []
+        for k, e in enumerate(_list(sloc, "gravity_schedule", sc["gravity_schedule"])):
+            if not isinstance(e, (list, tuple)) or len(e) != 2:
+                raise sloc.error(f"gravity_schedule[{k}]", e, "must be [time [s], [gx, gy, gz] [m/s^2]]")
+            t = _scalar(sloc, f"gravity_schedule[{k}].time", e[0], lo=0.0, what="a finite number >= 0 [s]")
+            sched.append((t, _vector(sloc, f"gravity_schedule[{k}].gravity", e[1], 3, unit="m/s^2")))
+        kw["gravity_schedule"] = sched
 
     # [[materials]]
     materials: dict[str, Material] = {}

@@ -97,6 +97,7 @@ class World:
         self._shapes: list[Shape] = []
         self._materials: list[Material] = []
         self._spawns: list[tuple[float, Shape, dict]] = []  # (time, shape, add_body keywords), queue order
+        self._gravity_schedule: list[tuple[float, np.ndarray]] = []  # (time, gravity), queue order
         self.joint_store = JointStore()
         self._joints = JointRegistry(self)
         self.events: list = []  # events of the last step (tumble.joints.JointBreak)
@@ -177,6 +178,11 @@ class World:
         children = shape.children if isinstance(shape, Compound) else ((shape, np.zeros(3), np.array([1.0, 0, 0, 0])),)
         for child, cpos, cquat in children:
             self._add_geom(i, child, np.asarray(cpos, dtype=np.float64) - com_local, np.asarray(cquat), material, fixed)
+        # |r_max| of 004 Eq. 3.2.2: the farthest surface point from the centre of mass
+        g = self.geoms
+        mine = slice(g.count - len(children), g.count)
+        if not fixed:
+            b.body_reach[i] = float(np.max(np.linalg.norm(g.geom_local_position[mine], axis=1) + g.geom_radius[mine]))
         self._names.append(name)
         self._shapes.append(shape)
         self._materials.append(material)
@@ -228,6 +234,21 @@ class World:
     def pending_spawns(self) -> tuple[tuple[float, str], ...]:
         """The queued spawns (``spawn``) not yet added, in queue order: ``(time [s], name)`` each."""
         return tuple((t, kw.get("name", "")) for t, _shape, kw in self._spawns)
+
+    def schedule_gravity(self, time: float, gravity) -> None:
+        """Queue a change of ``gravity`` [m/s^2] at the start of the first ``step()`` whose start time
+        ``w.time >= time - 1e-9`` [s] (the rule of ``spawn``); when several are due at once they apply in
+        queue order (the last one wins). ``pending_gravity`` lists the queue."""
+        owner = f"schedule_gravity {len(self._gravity_schedule)}"
+        t = float(time) if isinstance(time, numbers.Real) and not isinstance(time, bool) else math.nan
+        if not math.isfinite(t) or t < 0.0:
+            raise BodyError(f"{owner}: field time={time!r} must be a finite number >= 0 [s]")
+        self._gravity_schedule.append((t, _vec(owner, "gravity", gravity, 3)))
+
+    @property
+    def pending_gravity(self) -> tuple[tuple[float, tuple], ...]:
+        """The queued gravity changes (``schedule_gravity``) not yet applied: ``(time [s], gravity)`` each."""
+        return tuple((t, tuple(float(x) for x in g)) for t, g in self._gravity_schedule)
 
     def _add_geom(self, body: int, shape: Shape, local_pos, local_quat, material: Material, static: bool):
         g = self.geoms
@@ -291,6 +312,11 @@ class World:
         if not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0.0:
             raise SettingsError(f"step: field dt={dt!r} must be a finite number > 0 [s]")
         self.settings.validate()
+        if self._gravity_schedule:  # gravity changes (``schedule_gravity``) due at the start of this step
+            due = [g for t, g in self._gravity_schedule if self.time >= t - 1e-9]
+            if due:
+                self._gravity_schedule = [e for e in self._gravity_schedule if self.time < e[0] - 1e-9]
+                self.gravity = due[-1].copy()
         if self._spawns:  # timed spawns (``spawn``) due at the start of this step, in queue order
             due = [s for s in self._spawns if self.time >= s[0] - 1e-9]
             self._spawns = [s for s in self._spawns if self.time < s[0] - 1e-9]
@@ -498,12 +524,23 @@ class World:
         return L + Iw.sum(0)
 
     # ------------------------------------------------------------------ setters
+    def _wake(self, i: int) -> None:
+        """A body whose state is set or pushed is awake (004 wake-up rule 1)."""
+        self.bodies.body_asleep[i] = False
+
+    @property
+    def sleeping(self) -> np.ndarray:
+        """(n,) bool, read-only: bodies asleep (solver "impulse", 004 §3.2; always False otherwise)."""
+        return _readonly(self.bodies.body_asleep[: self.bodies.count])
+
     def set_position(self, body: int, position) -> None:
         i = self._check(body)
+        self._wake(i)
         self.bodies.body_position[i] = _vec(f"body {i}", "position", position, 3)
 
     def set_orientation(self, body: int, orientation) -> None:
         i = self._check(body)
+        self._wake(i)
         q = _vec(f"body {i}", "orientation", orientation, 4)
         if np.linalg.norm(q) < 1e-12:
             raise BodyError(f"body {i}: field orientation={q.tolist()} is a zero quaternion")
@@ -511,12 +548,14 @@ class World:
 
     def set_linear_velocity(self, body: int, velocity) -> None:
         i = self._check(body)
+        self._wake(i)
         v = _vec(f"body {i}", "linear_velocity", velocity, 3)
         if not self.bodies.body_fixed[i]:
             self.bodies.body_linear_velocity[i] = v
 
     def set_angular_velocity(self, body: int, velocity) -> None:
         i = self._check(body)
+        self._wake(i)
         v = _vec(f"body {i}", "angular_velocity", velocity, 3)
         if not self.bodies.body_fixed[i]:
             self.bodies.body_angular_velocity[i] = v
@@ -524,6 +563,7 @@ class World:
     def apply_force(self, body: int, force, point=None) -> None:
         """Add a force [N] for the next step, at ``point`` (world) or at the centre of mass."""
         i = self._check(body)
+        self._wake(i)
         f = _vec(f"body {i}", "force", force, 3)
         self.bodies.body_force[i] += f
         if point is not None:
@@ -532,4 +572,5 @@ class World:
 
     def apply_torque(self, body: int, torque) -> None:
         i = self._check(body)
+        self._wake(i)
         self.bodies.body_torque[i] += _vec(f"body {i}", "torque", torque, 3)

@@ -400,6 +400,92 @@ def _integrate_velocities(w, h):
 #: solver name -> dynamics stage (prepare, solve, integrate)
 DYNAMICS = {"pgs": _dynamics_pgs, "shock": _dynamics_shock}
 
+#: solver name -> the whole step's stages (detection included), for solvers whose order differs
+FULL_STEPS: dict = {}
+
+def _step_impulse(w, dt, prof, t):
+    """Schornbaum 004 Alg. 6, in its order: positions move first with the velocities of the end of
+    the last step; detection sees that state; batches; penetration correction; wake rules 5-6 and
+    the velocity update (gravity damping, Alg. 12); contact resolution (Alg. 9-11, shock
+    propagation Alg. 10); sleep check (Alg. 5). Returns the contact count."""
+    from tumble._core.solvers.impulse import driver
+    from tumble._core.solvers.impulse.sleeping import (
+        damped_gravity_forces,
+        sleep_check,
+        support_counts,
+        wake_unsupported,
+    )
+
+    b, s = w.bodies, w.settings
+    if w.joint_count:
+        from tumble.errors import SettingsError
+
+        raise SettingsError("solver 'impulse' has no joints (004 resolves contacts only); this world has "
+                            f"{w.joint_count} joints: use solver 'pgs' or 'shock'")
+    n = b.count
+    v, om = b.body_linear_velocity, b.body_angular_velocity
+    integrate_positions(b.body_position, b.body_orientation, v, om, b.body_fixed[:n] | b.body_asleep[:n], n, dt)
+    t = _lap(prof, "integrate", t)
+    m = _collide(w, prof, t)
+    t = time.perf_counter()
+    c = w.contact_store
+    bt = driver.batches(n, b.body_fixed, m, c.contact_body_a, c.contact_body_b)
+    t = _lap(prof, "batches", t)
+
+    pen_before = float(c.contact_depth[:m].max()) if m else 0.0
+    cstats = driver.correct(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                            c.contact_depth, b.body_position, b.body_fixed, b.body_asleep, v, om, dt,
+                            s.penetration_threshold, s.remaining_penetration, s.parallel_batches)
+    t = _lap(prof, "correction", t)
+
+    # wake rules 5 and 6, then the velocity update of awake bodies with gravity damping (Alg. 12)
+    support = np.empty(n, np.int64)
+    support_counts(m, c.contact_body_a, c.contact_body_b, c.contact_normal, w.gravity, n, support)
+    woken = wake_unsupported(n, b.body_fixed, b.body_asleep, support, b.body_support_count)
+    force = np.empty((n, 3))
+    still = np.empty(n, np.bool_)
+    damped = damped_gravity_forces(n, b.body_fixed, b.body_asleep, b.body_mass, v, om, b.body_reach, b.body_force,
+                                   w.gravity, s.gravity_damping, s.gravity_damping_threshold, force, still)
+    integrate_velocities(v, om, b.body_orientation, b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_world,
+                         force, b.body_torque, still, n, w.gravity, dt, s.gyroscopic, s.linear_damping,
+                         s.angular_damping)
+    t = _lap(prof, "velocities", t)
+
+    mu = c.contact_friction[:m]
+    rstats = driver.resolve(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                            c.contact_restitution, mu, s.kinetic_friction_ratio * mu, b.body_position, b.body_inv_mass,
+                            b.body_inv_inertia_world, b.body_fixed, b.body_asleep, v, om, s.resolution_threshold,
+                            s.restitution_threshold, s.max_iterations_factor, s.shock_propagation,
+                            s.shock_iterations_factor, s.contact_order == "closing_speed", c.contact_normal_impulse,
+                            c.contact_friction_impulse, s.parallel_batches)
+    # contact_friction_impulse received the whole world impulse: keep its tangential part
+    P = c.contact_friction_impulse[:m]
+    P -= np.einsum("ij,ij->i", P, c.contact_normal[:m])[:, None] * c.contact_normal[:m]
+    t = _lap(prof, "resolution", t)
+
+    asleep = sleep_check(n, b.body_fixed, b.body_asleep, v, om, b.body_reach, b.body_sleep_motion,
+                         s.sleep_threshold, s.sleep_bias, s.sleep_rwa_max_factor * s.sleep_threshold ** 2)
+    _lap(prof, "sleeping", t)
+    k = w.counters
+    k["batches"] = bt.count
+    k["largest_batch"] = int(np.max(np.diff(bt.batch_contact_start[: bt.count + 1]))) if bt.count else 0
+    k["penetration_before"] = pen_before
+    k["penetrating"], k["corrected"], k["unresolvable"], k["bodies_moved"] = (int(x) for x in cstats.sum(axis=0))
+    k["global_iterations"] = int(rstats[:, 0].sum())
+    k["shock_iterations"] = int(rstats[:, 3].sum())
+    k["iterations"] = k["global_iterations"] + k["shock_iterations"]
+    k["shock_batches"] = int((rstats[:, 1] > 0).sum())
+    k["closing_left"] = int(rstats[:, 2].sum())
+    k["woken_unsupported"] = int(woken)
+    k["gravity_damped"] = int(damped)
+    k["asleep"] = int(asleep)
+    k["awake"] = int(n - asleep - int(b.body_fixed[:n].sum()))
+    k["merit"] = 0.0
+    return m
+
+
+FULL_STEPS["impulse"] = _step_impulse
+
 
 def _lap(prof, name, t):
     now = time.perf_counter()
@@ -411,7 +497,9 @@ def step(w, dt: float) -> None:
     """Advance ``w`` by ``dt`` seconds."""
     prof: dict[str, float] = {}
     t_start = time.perf_counter()
-    if _final_contacts_still_valid(w):
+    if w.solver in FULL_STEPS:  # solvers with their own stage order (impulse: positions first)
+        ncontacts = FULL_STEPS[w.solver](w, float(dt), prof, t_start)
+    elif _final_contacts_still_valid(w):
         # shock: detect(t + dt) of the last step, depths updated by its final correction, is
         # detect(t) of this one (see _dynamics_shock); only the body frames need refreshing
         b = w.bodies
@@ -423,7 +511,8 @@ def step(w, dt: float) -> None:
     else:
         ncontacts = _collide(w, prof, t_start)
     w.final_state = None
-    DYNAMICS[w.solver](w, dt, prof, time.perf_counter())
+    if w.solver not in FULL_STEPS:
+        DYNAMICS[w.solver](w, dt, prof, time.perf_counter())
 
     b = w.bodies
     bad = first_nonfinite_body(b.body_position, b.body_orientation, b.body_linear_velocity,

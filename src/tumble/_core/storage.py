@@ -51,7 +51,11 @@ class BodyStore(Store):
     body_inertia_local (n, 3, 3) [kg m^2] and body_inv_inertia_local (n, 3, 3) in the body frame;
     body_inv_inertia_world (n, 3, 3) = R I^-1 R^T, refreshed every step (Catto 001 §5);
     body_force (n, 3) [N] and body_torque (n, 3) [N m] user forces, cleared after each step;
-    body_fixed (n,) bool; body_contact_count (n,) int (points touching the body this step).
+    body_fixed (n,) bool; body_contact_count (n,) int (points touching the body this step);
+    body_reach (n,) [m] the largest distance from the centre of mass to the surface (|r_max| of
+    004 Eq. 3.2.2, for the motion bound of sleeping and gravity damping); body_asleep (n,) bool;
+    body_sleep_motion (n,) [m^2/s^2] the recency-weighted motion average (004 Eq. 3.2.4);
+    body_support_count (n,) int, contacts in the direction of gravity last step (004 wake rule 5).
     """
 
     FIELDS = {
@@ -68,6 +72,10 @@ class BodyStore(Store):
         "body_torque": ((3,), np.float64, 0.0),
         "body_fixed": ((), np.bool_, False),
         "body_contact_count": ((), np.int64, 0),
+        "body_reach": ((), np.float64, 0.0),
+        "body_asleep": ((), np.bool_, False),
+        "body_sleep_motion": ((), np.float64, 0.0),
+        "body_support_count": ((), np.int64, 0),
     }
 
 

@@ -58,6 +58,11 @@ class SceneSpec:
             of this spec, added in order after the bodies (joint id = index); they may not involve
             spawned bodies.
         no_collide: body-id pairs that do not collide (``World.disable_collision``).
+        gravity_schedule: ``(time [s], gravity (3,) [m/s^2])`` entries in non-decreasing time order;
+            each sets the world's gravity at the start of the first step whose start time is
+            >= time - 1e-9 (``World.schedule_gravity``, the rule of ``World.spawn``). ``gravity`` is
+            the gravity before the first entry; an entry at time 0 overrides it from the first step.
+            Empty (the default): constant ``gravity``.
     """
 
     name: str
@@ -70,6 +75,7 @@ class SceneSpec:
     params: dict = field(default_factory=dict)
     joints: list = field(default_factory=list)
     no_collide: list = field(default_factory=list)
+    gravity_schedule: list = field(default_factory=list)
 
     def add(self, shape: Shape, position=(0.0, 0.0, 0.0), **kw) -> int:
         self.bodies.append(BodySpec(shape=shape, position=tuple(np.asarray(position, dtype=float)), **kw))
@@ -106,6 +112,21 @@ class SceneSpec:
                 raise SceneError(f"{who}: field spawn_time={t!r} comes after a body spawned at t={last!r}; "
                                  "bodies must be in non-decreasing spawn-time order (spawned bodies last)")
             last = t
+        last = 0.0
+        for k, entry in enumerate(self.gravity_schedule):
+            who = f"scene {self.name!r}: gravity_schedule[{k}]"
+            try:
+                t, g = entry
+                t = float(t)
+                g = np.asarray(g, dtype=float).reshape(-1)
+            except (TypeError, ValueError):
+                raise SceneError(f"{who}={entry!r} must be (time [s], gravity (3 numbers) [m/s^2])") from None
+            if not (math.isfinite(t) and t >= 0.0) or t < last:
+                raise SceneError(f"{who}: time={entry[0]!r} must be finite, >= 0 and >= the previous entry's "
+                                 f"({last!r})")
+            if g.shape != (3,) or not np.all(np.isfinite(g)):
+                raise SceneError(f"{who}: gravity={entry[1]!r} must be 3 finite numbers [m/s^2]")
+            last = t
         for k, j in enumerate(self.joints):
             for field_name in ("a", "b"):
                 i = getattr(j, field_name, None)
@@ -140,6 +161,8 @@ class SceneSpec:
             w.add_joint(j)
         for a, b in self.no_collide:
             w.disable_collision(a, b)
+        for t, g in self.gravity_schedule:
+            w.schedule_gravity(t, g)
         w.scene = self
         w.default_dt = self.dt
         return w

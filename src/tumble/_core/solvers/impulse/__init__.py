@@ -1,0 +1,10 @@
+"""Impulse-based collision response (Schornbaum 004; digest shared/notes/seed-impulse-thesis.md).
+
+One module per stage of the thesis' pipeline (Alg. 6): ``batches`` (groups of bodies joined by
+contacts, split at fixed bodies, §3.1), ``correction`` (penetration correction by linear moves,
+Alg. 1-3), ``resolution`` (single-contact impulses in contact coordinates with Coulomb friction,
+Alg. 8 + 11; the closing-speed ordered global loop, Alg. 9; shock propagation, Alg. 10),
+``sleeping`` (motion bound, recency-weighted average, wake rules, gravity damping; Alg. 5, 12) and
+``heap`` (the indexed min-heap that keeps the closing contacts ordered). The stages are sequenced in
+``tumble._core.pipeline``.
+"""

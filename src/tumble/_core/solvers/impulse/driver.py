@@ -1,0 +1,128 @@
+"""Array-level entry points of the impulse solver's stages, shared by the pipeline and the tests:
+each takes plain arrays (body and contact fields), sizes the scratch, shares the batches among the
+cores and calls the serial or parallel kernel. No per-body or per-contact Python loop."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from tumble._core.solvers.impulse.batches import assign_bins, build_batches
+from tumble._core.solvers.impulse.correction import correct_bins_parallel, correct_bins_serial, penetrating_batches
+from tumble._core.solvers.impulse.resolution import resolve_bins_parallel, resolve_bins_serial
+
+#: steps with fewer contacts than this run on one thread (no thread wake-ups for small scenes)
+PARALLEL_MIN_CONTACTS = 256
+
+
+class Batches(NamedTuple):
+    """``build_batches``' output: count, body_batch (n,), contact_batch (m,), batch_contact_start
+    (count + 1,) into batch_contacts (m,), batch_body_start (count + 1,) into batch_bodies, and the
+    dynamic bodies' contact lists body_contact_start (n + 1,) into body_contacts."""
+
+    count: int
+    body_batch: np.ndarray
+    contact_batch: np.ndarray
+    batch_contact_start: np.ndarray
+    batch_contacts: np.ndarray
+    batch_body_start: np.ndarray
+    batch_bodies: np.ndarray
+    body_contact_start: np.ndarray
+    body_contacts: np.ndarray
+
+
+def batches(n, fixed, m, body_a, body_b) -> Batches:
+    """Groups of bodies joined by contacts, split at fixed bodies (004 §3.1)."""
+    out = (np.empty(n, np.int64), np.empty(m, np.int64), np.empty(n + 1, np.int64), np.empty(m, np.int64),
+           np.empty(n + 1, np.int64), np.empty(n, np.int64), np.empty(n + 1, np.int64), np.empty(2 * m, np.int64))
+    nb = build_batches(n, fixed, m, body_a, body_b, *out)
+    return Batches(int(nb), *out)
+
+
+def _bins(bt: Batches, active, parallel: bool, threads: int):
+    nbins = threads if parallel else 1
+    bin_start = np.empty(nbins + 1, np.int64)
+    bin_batches = np.empty(max(bt.count, 1), np.int64)
+    assign_bins(bt.count, bt.batch_contact_start, active, nbins, bin_start, bin_batches)
+    return nbins, bin_start, bin_batches
+
+
+def _threads(parallel: bool, m: int, min_contacts: int) -> tuple[bool, int]:
+    import numba
+
+    threads = numba.get_num_threads()
+    use = bool(parallel) and m >= min_contacts and threads > 1
+    return use, threads
+
+
+def correct(bt: Batches, m, body_a, body_b, point, normal, depth, position, fixed, asleep, v, w, dt, threshold,
+            f_rem, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS) -> np.ndarray:
+    """Penetration correction (Alg. 2) of every batch with a contact deeper than ``threshold``.
+    Moves ``position``, updates ``point`` and ``depth``, wakes moved bodies. Returns stats (count, 4):
+    penetrating contacts, corrected, unresolvable, bodies moved."""
+    n = position.shape[0]
+    stats = np.zeros((bt.count, 4), np.int64)
+    active = penetrating_batches(bt.count, bt.batch_contact_start, bt.batch_contacts, depth, threshold,
+                                 np.empty(bt.count, np.bool_))
+    if not active.any():
+        return stats
+    use, threads = _threads(parallel, m, min_contacts)
+    nbins, bin_start, bin_batches = _bins(bt, active, use, threads)
+    run = correct_bins_parallel if use else correct_bins_serial
+    run(nbins, bin_start, bin_batches, bt.batch_contact_start, bt.batch_contacts, bt.batch_body_start,
+        bt.batch_bodies, bt.body_contact_start, bt.body_contacts, body_a, body_b, point, normal, depth, position,
+        fixed, asleep, v, w, dt, threshold, f_rem, np.zeros(n, np.int64), np.zeros((n, 3)), np.empty(n, np.int64),
+        np.zeros(m, np.bool_), np.zeros(n, np.bool_), stats)
+    return stats
+
+
+def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu_k, position, inv_mass,
+            inv_inertia_world, fixed, asleep, v, w, resolution_threshold, restitution_threshold,
+            max_iterations_factor, shock_propagation, shock_iterations_factor, closing_speed_order,
+            normal_impulse, impulse, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS) -> np.ndarray:
+    """Contact resolution (Alg. 9-11, shock propagation Alg. 10) of every batch with an awake body.
+    Changes ``v``, ``w``, wakes bodies whose contacts are processed, writes the step's impulses.
+    Returns stats (count, 4): iterations, shock stages, closing contacts left, shock iterations."""
+    n = position.shape[0]
+    stats = np.zeros((bt.count, 4), np.int64)
+    active = np.zeros(bt.count, np.bool_)
+    members = bt.batch_bodies[: bt.batch_body_start[bt.count]]
+    active[bt.body_batch[members[~asleep[members]]]] = True
+    normal_impulse[:m] = 0.0
+    impulse[:m] = 0.0
+    if not active.any():
+        return stats
+    use, threads = _threads(parallel, m, min_contacts)
+    nbins, bin_start, bin_batches = _bins(bt, active, use, threads)
+    run = resolve_bins_parallel if use else resolve_bins_serial
+    run(nbins, bin_start, bin_batches, bt.batch_contact_start, bt.batch_contacts, bt.batch_body_start,
+        bt.batch_bodies, bt.body_contact_start, bt.body_contacts, body_a, body_b, point, normal, restitution, mu_s,
+        mu_k, position, inv_mass, inv_inertia_world, fixed, asleep, v, w, resolution_threshold,
+        restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor,
+        closing_speed_order, np.empty((m, 3, 3)), np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3)),
+        np.empty((m, 3)), np.empty(m), np.empty(m), np.empty(m, np.int64), np.full(m, -1, np.int64),
+        np.zeros(m, np.int64), fixed[:n].copy(), np.zeros(n, np.int64), np.empty(n, np.int64), impulse,
+        normal_impulse, stats)
+    return stats
+
+
+def warm() -> None:
+    """Compile (or load from the cache) every kernel of the solver, serial and parallel: two spheres
+    overlapping above a fixed one, corrected and resolved once each way (``make warm``)."""
+    pos = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.19], [0.0, 0.0, 0.38]])
+    fixed = np.array([True, False, False])
+    inv_mass = np.array([0.0, 1.0, 1.0])
+    inv_inertia = np.zeros((3, 3, 3))
+    inv_inertia[1:] = np.eye(3) * 250.0
+    a, b = np.array([0, 1]), np.array([1, 2])
+    normal = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    for parallel in (False, True):
+        x, v, w = pos.copy(), np.array([[0.0, 0, 0], [0, 0, -1.0], [0, 0, -1.0]]), np.zeros((3, 3))
+        point, depth = np.array([[0.0, 0, 0.095], [0, 0, 0.285]]), np.array([0.01, 0.01])
+        bt = batches(3, fixed, 2, a, b)
+        correct(bt, 2, a, b, point, normal, depth, x, fixed, np.zeros(3, np.bool_), v, w, 1 / 240, 1.74e-3, 0.5,
+                parallel, 0)
+        resolve(bt, 2, a, b, point, normal, np.full(2, 0.25), np.full(2, 0.5), np.full(2, 0.5), x, inv_mass,
+                inv_inertia, fixed, np.zeros(3, np.bool_), v, w, 83.4e-6, 0.0458, 2.0, True, 6.0, True, np.zeros(2),
+                np.zeros((2, 3)), parallel, 0)

@@ -1,0 +1,138 @@
+"""The Numba kernels of solver ``impulse`` against the pure-Python oracle of the thesis
+(``tests/naive/impulse.py``, written from 004 independently of the kernels): the same batches, the same
+resolution sequence and velocities, the same penetration corrections, and the parallel run equal to
+the serial one bit for bit (004 §4: batches are independent)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.naive import impulse as I
+from tests.unit.test_impulse_oracle import HP, copy_bodies, packed_cluster, pyramid, settings, tower
+from tumble._core.solvers.impulse import driver
+
+
+def _arrays(bodies, contacts):
+    m = len(contacts["depth"])
+    return dict(m=m, body_a=contacts["body_a"].astype(np.int64), body_b=contacts["body_b"].astype(np.int64),
+                point=contacts["point"].copy(), normal=contacts["normal"].copy(), depth=contacts["depth"].copy())
+
+
+def _resolve(bodies, contacts, s, order="closing_speed", parallel=False):
+    """Run driver.resolve on copies; returns (v, w, stats, normal impulse)."""
+    b = copy_bodies(bodies)
+    a = _arrays(b, contacts)
+    n = len(b["inv_mass"])
+    bt = driver.batches(n, b["fixed"], a["m"], a["body_a"], a["body_b"])
+    ni = np.zeros(a["m"])
+    imp = np.zeros((a["m"], 3))
+    factor = s["max_iterations_factor"]
+    stats = driver.resolve(bt, a["m"], a["body_a"], a["body_b"], a["point"], a["normal"], contacts["restitution"],
+                           contacts["mu_s"], contacts["mu_k"], b["position"], b["inv_mass"], b["inv_inertia"],
+                           b["fixed"], np.zeros(n, bool), b["v"], b["w"], s["resolution_threshold"],
+                           s["restitution_threshold"], float(factor), bool(s["shock_propagation"]),
+                           float(s["shock_iterations_factor"]), order == "closing_speed", ni, imp, parallel)
+    return b["v"], b["w"], stats, ni
+
+
+def test_batches_match_the_oracle():
+    rng = np.random.default_rng(7)
+    n = 40
+    fixed = rng.random(n) < 0.15
+    pairs = rng.integers(0, n, size=(60, 2))
+    pairs = pairs[(pairs[:, 0] != pairs[:, 1]) & ~(fixed[pairs[:, 0]] & fixed[pairs[:, 1]])]
+    a, b = pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    bt = driver.batches(n, fixed, len(a), a, b)
+    want = I.batches(n, fixed, a, b)
+    assert bt.count == len(want)
+    for k, (bodies, contacts) in enumerate(want):
+        got_b = bt.batch_bodies[bt.batch_body_start[k]:bt.batch_body_start[k + 1]]
+        got_c = bt.batch_contacts[bt.batch_contact_start[k]:bt.batch_contact_start[k + 1]]
+        assert list(got_b) == list(bodies) and list(got_c) == list(contacts)
+
+
+def _jittered(bodies, rng, scale=1e-3):
+    """Break the exact ties of a symmetric scene: with equal closing speeds the pick depends on the
+    last bit, which the oracle (NumPy, other operation order) and the kernel need not share."""
+    b = copy_bodies(bodies)
+    dyn = ~b["fixed"]
+    b["v"][dyn] += scale * rng.normal(size=(int(dyn.sum()), 3))
+    return b
+
+
+@pytest.mark.parametrize("order", ["closing_speed", "arbitrary"])
+@pytest.mark.parametrize("case", ["pyramid", "tower", "cluster"])
+@pytest.mark.parametrize("shock", [True, False])
+def test_resolution_matches_the_oracle(case, order, shock):
+    """Alg. 9 (+ Alg. 10 when the cap is hit): same iteration counts and the same velocities. The
+    oracle recomputes every quantity in NumPy, so agreement is to rounding (1e-12), not bits; the
+    symmetric scenes get tiny random velocities so that no two contacts close equally fast."""
+    rng = np.random.default_rng(11)
+    bodies, contacts = {"pyramid": lambda: pyramid(5), "tower": lambda: tower(6),
+                        "cluster": lambda: packed_cluster(rng, overlap=0.0005)}[case]()
+    if case != "cluster":
+        bodies = _jittered(bodies, rng)
+    s = settings(shock_propagation=shock)
+    v, w, stats, ni = _resolve(bodies, contacts, s, order)
+    ref = copy_bodies(bodies)
+    results = I.resolve_contacts(ref, contacts, s, order=order)
+    assert int(stats[:, 0].sum()) == sum(st["iterations"] for _, st in results)
+    assert int(stats[:, 3].sum()) == sum(st["shock_iterations"] for _, st in results)
+    np.testing.assert_allclose(v, ref["v"], atol=1e-12)
+    np.testing.assert_allclose(w, ref["w"], atol=1e-12)
+    want_ni = np.sum([st["normal_impulse"] for _, st in results], axis=0)
+    np.testing.assert_allclose(ni, want_ni, atol=1e-12)
+
+
+def test_shock_propagation_runs_when_the_cap_is_hit():
+    bodies, contacts = tower(6)
+    s = settings()  # high performance: cap 2 x contacts, shock propagation on
+    _, _, stats, _ = _resolve(bodies, contacts, s)
+    assert stats[0, 1] > 0, "the 6-sphere tower hits the cap and runs the shock stages"
+    s_off = settings(shock_propagation=False)
+    _, _, stats_off, _ = _resolve(bodies, contacts, s_off)
+    assert stats_off[0, 1] == 0 and stats_off[0, 2] > 0  # closing contacts left without it
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_penetration_correction_matches_the_oracle(seed):
+    rng = np.random.default_rng(400 + seed)
+    bodies, contacts = packed_cluster(rng)
+    s = settings()
+    dt = s["dt"]
+    ref_disp, ref_depth, ref_stats = I.correct_penetrations(copy_bodies(bodies), contacts,
+                                                            range(len(contacts["depth"])), dt, s)
+    b = copy_bodies(bodies)
+    a = _arrays(b, contacts)
+    n = len(b["inv_mass"])
+    bt = driver.batches(n, b["fixed"], a["m"], a["body_a"], a["body_b"])
+    x0 = b["position"].copy()
+    stats = driver.correct(bt, a["m"], a["body_a"], a["body_b"], a["point"], a["normal"], a["depth"], b["position"],
+                           b["fixed"], np.zeros(n, bool), b["v"], b["w"], dt, s["penetration_threshold"],
+                           s["remaining_penetration_fraction"], False)
+    assert int(stats[:, 0].sum()) == len(ref_stats["penetrating_before"]) > 0
+    np.testing.assert_allclose(b["position"] - x0, ref_disp, atol=1e-12)
+    np.testing.assert_allclose(a["depth"], ref_depth, atol=1e-12)
+    np.testing.assert_allclose(a["point"], ref_stats["points"], atol=1e-12)
+    assert np.all(a["depth"] <= s["penetration_threshold"] + 1e-12) or stats[:, 2].sum() > 0
+
+
+def test_parallel_equals_serial_bit_for_bit():
+    """Many independent batches (separate clusters), solved on one thread and on all: identical."""
+    rng = np.random.default_rng(5)
+    scs = [packed_cluster(rng, nx=2, ny=2, nz=3, overlap=0.0005) for _ in range(30)]
+    # place the clusters side by side in one body/contact list
+    bodies = {k: np.concatenate([sc[0][k] for sc in scs]) for k in scs[0][0]}
+    offs = np.cumsum([0] + [len(sc[0]["inv_mass"]) for sc in scs[:-1]])
+    contacts = {k: np.concatenate([sc[1][k] + (o if k in ("body_a", "body_b") else 0) for sc, o in zip(scs, offs)])
+                for k in scs[0][1]}
+    assert len(contacts["depth"]) >= driver.PARALLEL_MIN_CONTACTS
+    s = settings()
+    v1, w1, st1, n1 = _resolve(bodies, contacts, s, parallel=False)
+    v2, w2, st2, n2 = _resolve(bodies, contacts, s, parallel=True)
+    np.testing.assert_array_equal(v1, v2)
+    np.testing.assert_array_equal(w1, w2)
+    np.testing.assert_array_equal(st1, st2)
+    np.testing.assert_array_equal(n1, n2)
+    assert HP["dt"] > 0
