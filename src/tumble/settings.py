@@ -322,6 +322,12 @@ class ImpulseSettings(PGSSettings):
             contacts; 0 is unlimited (a safety stop at 1000x remains); default 2 [004].
         shock_propagation: run Alg. 10 when the cap is hit with closing contacts left; default True.
         shock_iterations_factor: each shock stage stops after this times its contacts; default 6.
+        shock_stage_contacts: which contacts a shock stage resolves (Alg. 10's "all contacts caused by
+            the bodies in subset" reads two ways): "all" -- every contact of the stage's bodies,
+            including those with the next layer, which still has finite mass; "below" -- only those
+            with frozen or fixed bodies and among the stage's bodies (Guendelman et al.'s layers: the
+            next layer's contacts wait for its own stage). Default "all" (see the measurements in
+            benchmarks/results/<machine>/impulse.md).
         restitution_threshold: [m/s] approach speeds below this do not bounce (Alg. 11); default
             4.58 cm/s [004], just above |g| dt at 240 Hz.
         gravity_damping: the fraction of gravity withheld from bodies whose motion bound is below
@@ -348,6 +354,7 @@ class ImpulseSettings(PGSSettings):
     max_iterations_factor: float = 2.0
     shock_propagation: bool = True
     shock_iterations_factor: float = 6.0
+    shock_stage_contacts: str = "all"
     restitution_threshold: float = 0.0458
     gravity_damping: float = 0.7
     gravity_damping_threshold: float = 0.0833
@@ -385,6 +392,9 @@ class ImpulseSettings(PGSSettings):
             raise SettingsError(f"setting sleep_bias={self.sleep_bias!r} must be < 1 (Eq. 3.2.4)")
         if self.sleep_rwa_max_factor < 1.0:
             raise SettingsError(f"setting sleep_rwa_max_factor={self.sleep_rwa_max_factor!r} must be >= 1")
+        if self.shock_stage_contacts not in ("all", "below"):
+            raise SettingsError(f"setting shock_stage_contacts={self.shock_stage_contacts!r} is unknown; choose "
+                                "'all' or 'below'")
         if self.contact_order not in ("closing_speed", "arbitrary"):
             raise SettingsError(f"setting contact_order={self.contact_order!r} is unknown; choose 'closing_speed' "
                                 "or 'arbitrary'")

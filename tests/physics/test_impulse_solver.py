@@ -97,7 +97,7 @@ def test_sliding_box_feels_mu_times_the_normal_impulse():
     mu x their normal impulses, and the normal impulses to m g cos(th) dt (Alg. 8's kinetic branch
     keeps the normal row exact on the cone)."""
     w, b, th = _box_on_slope(30.0, 0.2)
-    for k in range(100):
+    for _ in range(100):
         w.step(HP_DT)
     c = w.contacts()
     assert c.impulse.sum() == pytest.approx(w.mass(b) * 10.0 * math.cos(th) * HP_DT, rel=0.01)

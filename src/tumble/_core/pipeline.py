@@ -457,7 +457,8 @@ def _step_impulse(w, dt, prof, t):
                             b.body_inv_inertia_world, b.body_fixed, b.body_asleep, v, om, s.resolution_threshold,
                             s.restitution_threshold, s.max_iterations_factor, s.shock_propagation,
                             s.shock_iterations_factor, s.contact_order == "closing_speed", c.contact_normal_impulse,
-                            c.contact_friction_impulse, s.parallel_batches)
+                            c.contact_friction_impulse, s.parallel_batches,
+                            stage_below_only=s.shock_stage_contacts == "below")
     # contact_friction_impulse received the whole world impulse: keep its tangential part
     P = c.contact_friction_impulse[:m]
     P -= np.einsum("ij,ij->i", P, c.contact_normal[:m])[:, None] * c.contact_normal[:m]

@@ -80,10 +80,14 @@ def correct(bt: Batches, m, body_a, body_b, point, normal, depth, position, fixe
 def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu_k, position, inv_mass,
             inv_inertia_world, fixed, asleep, v, w, resolution_threshold, restitution_threshold,
             max_iterations_factor, shock_propagation, shock_iterations_factor, closing_speed_order,
-            normal_impulse, impulse, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS) -> np.ndarray:
+            normal_impulse, impulse, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS,
+            stage_below_only=False) -> np.ndarray:
     """Contact resolution (Alg. 9-11, shock propagation Alg. 10) of every batch with an awake body.
     Changes ``v``, ``w``, wakes bodies whose contacts are processed, writes the step's impulses.
-    Returns stats (count, 4): iterations, shock stages, closing contacts left, shock iterations."""
+    ``stage_below_only``: a shock stage resolves only its bodies' contacts with frozen or fixed bodies
+    and among themselves (Guendelman et al.'s layers), not those with the next layer (the wider
+    reading of Alg. 10: every contact of the stage's bodies). Returns stats (count, 4): iterations,
+    shock stages, closing contacts left, shock iterations."""
     n = position.shape[0]
     stats = np.zeros((bt.count, 4), np.int64)
     active = np.zeros(bt.count, np.bool_)
@@ -99,7 +103,7 @@ def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu
     run(nbins, bin_start, bin_batches, bt.batch_contact_start, bt.batch_contacts, bt.batch_body_start,
         bt.batch_bodies, bt.body_contact_start, bt.body_contacts, body_a, body_b, point, normal, restitution, mu_s,
         mu_k, position, inv_mass, inv_inertia_world, fixed, asleep, v, w, resolution_threshold,
-        restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor,
+        restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor, stage_below_only,
         closing_speed_order, np.empty((m, 3, 3)), np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3)),
         np.empty((m, 3)), np.empty(m), np.empty(m), np.empty(m, np.int64), np.full(m, -1, np.int64),
         np.zeros(m, np.int64), fixed[:n].copy(), np.zeros(n, np.int64), np.empty(n, np.int64), impulse,

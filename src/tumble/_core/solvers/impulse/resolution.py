@@ -262,8 +262,8 @@ def resolve_batch(k, batch_contact_start, batch_contacts, batch_body_start, batc
                   body_contacts, contact_body_a, contact_body_b, contact_point, contact_normal, restitution, mu_s, mu_k,
                   body_position, body_inv_mass, body_inv_inertia_world, body_fixed, body_asleep, v, w,
                   resolution_threshold, restitution_threshold, max_iterations_factor, shock_propagation,
-                  shock_iterations_factor, closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap, pos,
-                  stamp, rigid, body_mark, layer, impulse, normal_impulse, stats):
+                  shock_iterations_factor, stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b,
+                  unormal, hkey, heap, pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats):
     """Resolve batch k: Alg. 9, then Alg. 10 if the cap left closing contacts.
 
     Scratch (sized for all contacts / bodies; batch k only touches its own entries, so batches can
@@ -305,9 +305,9 @@ def resolve_batch(k, batch_contact_start, batch_contacts, batch_body_start, batc
         size = _shock_propagation(k, cs, bs, be, batch_bodies, body_contact_start, body_contacts, contact_body_a,
                                   contact_body_b, contact_point, body_position, restitution, mu_s, mu_k, body_inv_mass,
                                   body_inv_inertia_world, body_fixed, body_asleep, v, w, resolution_threshold,
-                                  restitution_threshold, shock_iterations_factor, closing_speed_order, basis, kinv,
-                                  krow, r_a, r_b, unormal, hkey, heap, pos, stamp, rigid, body_mark, layer, impulse,
-                                  normal_impulse, stats)
+                                  restitution_threshold, shock_iterations_factor, stage_below_only,
+                                  closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap, pos, stamp,
+                                  rigid, body_mark, layer, impulse, normal_impulse, stats)
     stats[k, 2] = size
     for j in range(cs, ce):
         stamp[batch_contacts[j]] = 0
@@ -317,8 +317,8 @@ def resolve_batch(k, batch_contact_start, batch_contacts, batch_body_start, batc
 def _shock_propagation(k, cs, bs, be, batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
                        contact_point, body_position, restitution, mu_s, mu_k, body_inv_mass, body_inv_inertia_world,
                        body_fixed, body_asleep, v, w, resolution_threshold, restitution_threshold,
-                       shock_iterations_factor, closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap,
-                       pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats):
+                       shock_iterations_factor, stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b,
+                       unormal, hkey, heap, pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats):
     """Alg. 10: layer by layer from the bodies touching a fixed body, each stage resolves the contacts
     of its bodies (cap ``shock_iterations_factor`` x the stage's contacts), then freezes them
     (infinite mass: they take no more impulses, keep their velocity) so the layers above must get out
@@ -351,6 +351,9 @@ def _shock_propagation(k, cs, bs, be, batch_bodies, body_contact_start, body_con
                 c = body_contacts[q]
                 if stamp[c] == want or (rigid[contact_body_a[c]] and rigid[contact_body_b[c]]):
                     continue
+                y = contact_body_b[c] if contact_body_a[c] == x else contact_body_a[c]
+                if stage_below_only and not (rigid[y] or body_mark[y] == 1):
+                    continue  # a contact with the next layer waits for that layer's stage
                 stamp[c] = want
                 nstage += 1
                 u = normal_velocity(c, contact_body_a, contact_body_b, basis, r_a, r_b, v, w)
@@ -406,8 +409,8 @@ def resolve_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, ba
                           contact_point, contact_normal, restitution, mu_s, mu_k, body_position, body_inv_mass,
                           body_inv_inertia_world, body_fixed, body_asleep, v, w, resolution_threshold,
                           restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor,
-                          closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap, pos, stamp, rigid,
-                          body_mark, layer, impulse, normal_impulse, stats):
+                          stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap,
+                          pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats):
     """Every active batch, one bin of batches per thread (``batches.assign_bins``)."""
     for t in prange(nbins):
         for j in range(bin_start[t], bin_start[t + 1]):
@@ -416,18 +419,18 @@ def resolve_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, ba
                           contact_normal, restitution, mu_s, mu_k, body_position, body_inv_mass,
                           body_inv_inertia_world, body_fixed, body_asleep, v, w, resolution_threshold,
                           restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor,
-                          closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap, pos, stamp, rigid,
-                          body_mark, layer, impulse, normal_impulse, stats)
+                          stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap,
+                          pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats)
 
 
 @njit(cache=True)
 def resolve_bins_serial(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
-                        batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point,
-                        contact_normal, restitution, mu_s, mu_k, body_position, body_inv_mass, body_inv_inertia_world,
-                        body_fixed, body_asleep, v, w, resolution_threshold, restitution_threshold,
-                        max_iterations_factor, shock_propagation, shock_iterations_factor, closing_speed_order, basis,
-                        kinv, krow, r_a, r_b, unormal, hkey, heap, pos, stamp, rigid, body_mark, layer, impulse,
-                        normal_impulse, stats):
+                        batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
+                        contact_point, contact_normal, restitution, mu_s, mu_k, body_position, body_inv_mass,
+                        body_inv_inertia_world, body_fixed, body_asleep, v, w, resolution_threshold,
+                        restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor,
+                        stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap, pos,
+                        stamp, rigid, body_mark, layer, impulse, normal_impulse, stats):
     """The same on one thread (small scenes: no thread wake-ups)."""
     for t in range(nbins):
         for j in range(bin_start[t], bin_start[t + 1]):
@@ -436,5 +439,5 @@ def resolve_bins_serial(nbins, bin_start, bin_batches, batch_contact_start, batc
                           contact_normal, restitution, mu_s, mu_k, body_position, body_inv_mass,
                           body_inv_inertia_world, body_fixed, body_asleep, v, w, resolution_threshold,
                           restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor,
-                          closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap, pos, stamp, rigid,
-                          body_mark, layer, impulse, normal_impulse, stats)
+                          stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b, unormal, hkey, heap,
+                          pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats)
