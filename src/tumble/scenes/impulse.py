@@ -54,6 +54,8 @@ from tumble.errors import SceneError
 from tumble.joints import Distance
 from tumble.materials import GRANITE, IRON, OAK, Material
 from tumble.scenes.library import _ground, scene
+from tumble.scenes.params import int_params as _int
+from tumble.scenes.params import num_params as _num
 from tumble.scenes.spec import SceneSpec
 from tumble.shapes import Box, Sphere
 
@@ -104,32 +106,6 @@ I_CAGE2816 = {"balls": 1536, "boxes": 1280, "ball_diameter": 0.10, "box_size": 0
 
 # ----------------------------------------------------------------------------------------------
 # helpers
-
-
-def _int(scene_name: str, lo: int = 1, **params) -> list[int]:
-    out = []
-    for k, v in params.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < lo:
-            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} must be an integer >= {lo}")
-        out.append(int(v))
-    return out
-
-
-def _num(scene_name: str, lo: float | None = 0.0, strict: bool = True, **params) -> list[float]:
-    """The parameters as floats; SceneError unless each is finite and > lo (>= lo if not strict;
-    any finite value if lo is None)."""
-    out = []
-    for k, v in params.items():
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} is not a number") from None
-        bad = not math.isfinite(x) or (lo is not None and (x <= lo if strict else x < lo))
-        if bad:
-            cond = "finite" if lo is None else f"finite and {'>' if strict else '>='} {lo}"
-            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} must be {cond}")
-        out.append(x)
-    return out
 
 
 def _spec(seconds: float, settings: dict | None = None) -> SceneSpec:

@@ -33,6 +33,8 @@ import numpy as np
 from tumble.errors import SceneError
 from tumble.materials import Material
 from tumble.scenes.library import _ground, scene
+from tumble.scenes.params import int_params as _positive_int
+from tumble.scenes.params import num_params as _finite
 from tumble.scenes.spec import SceneSpec
 from tumble.shapes import Box, Sphere
 
@@ -48,30 +50,6 @@ TOWER_GAP = 0.002
 BRICK_MATERIAL = Material(density=2000.0, friction=0.6, restitution=0.0, name="brick")
 #: Cannonball: iron (7874 kg/m^3, 004 section 5), restitution 0.
 CANNON_MATERIAL = Material(density=7874.0, friction=0.4, restitution=0.0, name="iron")
-
-
-def _positive_int(scene_name: str, **params) -> list[int]:
-    out = []
-    for k, v in params.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 1:
-            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} must be an integer >= 1")
-        out.append(int(v))
-    return out
-
-
-def _finite(scene_name: str, lo: float = 0.0, strict: bool = True, **params) -> list[float]:
-    """The parameters as floats; SceneError unless each is finite and > lo (>= lo if not strict)."""
-    out = []
-    for k, v in params.items():
-        try:
-            x = float(v)
-        except (TypeError, ValueError):
-            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} is not a number") from None
-        if not math.isfinite(x) or (x <= lo if strict else x < lo):
-            raise SceneError(f"scene {scene_name!r}: parameter {k}={v!r} must be finite and "
-                             f"{'>' if strict else '>='} {lo}")
-        out.append(x)
-    return out
 
 
 def _spec(seconds: float) -> SceneSpec:
