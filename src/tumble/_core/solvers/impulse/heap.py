@@ -22,7 +22,7 @@ def _less(key, c, d):
 
 
 @njit(cache=True, inline="always")
-def _sift_up(heap, base, pos, key, i):
+def heap_sift_up(heap, base, pos, key, i):
     c = heap[base + i]
     while i > 0:
         p = (i - 1) >> 1
@@ -37,7 +37,7 @@ def _sift_up(heap, base, pos, key, i):
 
 
 @njit(cache=True, inline="always")
-def _sift_down(heap, base, size, pos, key, i):
+def heap_sift_down(heap, base, size, pos, key, i):
     c = heap[base + i]
     while True:
         l = 2 * i + 1
@@ -61,7 +61,7 @@ def heap_push(heap, base, size, pos, key, c):
     """Insert contact c (not in the heap); returns the new size."""
     heap[base + size] = c
     pos[c] = size
-    _sift_up(heap, base, pos, key, size)
+    heap_sift_up(heap, base, pos, key, size)
     return size + 1
 
 
@@ -76,13 +76,13 @@ def heap_remove(heap, base, size, pos, key, c):
     last = heap[base + size]
     heap[base + i] = last
     pos[last] = i
-    _sift_up(heap, base, pos, key, i)
-    _sift_down(heap, base, size, pos, key, pos[last])
+    heap_sift_up(heap, base, pos, key, i)
+    heap_sift_down(heap, base, size, pos, key, pos[last])
     return size
 
 
 @njit(cache=True, inline="always")
 def heap_rekey(heap, base, size, pos, key, c):
     """Restore the order after key[c] changed (c in the heap)."""
-    _sift_up(heap, base, pos, key, pos[c])
-    _sift_down(heap, base, size, pos, key, pos[c])
+    heap_sift_up(heap, base, pos, key, pos[c])
+    heap_sift_down(heap, base, size, pos, key, pos[c])

@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from tumble._core.solvers.impulse.heap import heap_push, heap_rekey, heap_remove
+from tumble._core.solvers.impulse.heap import heap_push, heap_remove, heap_sift_down, heap_sift_up
 
 #: |n_z| below this counts as n_z = 0 in the basis rule of Eq. 3.3.2 (the exact test is fragile)
 BASIS_TOLERANCE = 1e-12
@@ -208,12 +208,17 @@ def _affected_update(c, stamp, want, body, body_contact_start, body_contacts, ri
         u = normal_velocity(t, contact_body_a, contact_body_b, basis, r_a, r_b, v, w)
         unormal[t] = u
         if u < -threshold:
-            if closing_speed_order:
-                hkey[t] = u
             if pos[t] < 0:
+                if closing_speed_order:
+                    hkey[t] = u
                 size = heap_push(heap, base, size, pos, hkey, t)
-            elif closing_speed_order:
-                heap_rekey(heap, base, size, pos, hkey, t)
+            elif closing_speed_order:  # only the way the key moved needs sifting
+                old = hkey[t]
+                hkey[t] = u
+                if u < old:
+                    heap_sift_up(heap, base, pos, hkey, pos[t])
+                elif u > old:
+                    heap_sift_down(heap, base, size, pos, hkey, pos[t])
         elif pos[t] >= 0:
             size = heap_remove(heap, base, size, pos, hkey, t)
     return size
