@@ -69,6 +69,14 @@ SCENE_PRESETS: dict[str, dict] = {
     "ball_grid125": {"azimuth": -55.0, "elevation": 25.0, "zoom": 1.0, "fov": 40.0, "bounds": "all"},
     "inclined_letters": {"azimuth": -120.0, "elevation": 30.0, "zoom": 1.0, "fov": 40.0, "bounds": "all"},
     "ragdolls": {"azimuth": -60.0, "elevation": 35.0, "zoom": 1.0, "fov": 40.0, "bounds": "start"},
+    # the impulse thesis' scenes (004 §5): the bullet comes from -x, so look at the stacks from the
+    # front-left; the well and the cage from above their rim
+    "bullet_stacks": {"azimuth": -115.0, "elevation": 16.0, "zoom": 2.2, "fov": 40.0, "bounds": "start",
+                      "target_shift": (0.3, 0.0, 0.0)},
+    "balls_well": {"azimuth": -60.0, "elevation": 35.0, "zoom": 1.0, "fov": 40.0, "bounds": "start"},
+    "cage": {"azimuth": -60.0, "elevation": 30.0, "zoom": 1.0, "fov": 40.0, "bounds": "start"},
+    "newtons_cradle": {"azimuth": -90.0, "elevation": 10.0, "zoom": 1.0, "fov": 40.0, "bounds": "all"},
+    "spin_down": {"azimuth": -90.0, "elevation": 15.0, "zoom": 0.6, "fov": 40.0, "bounds": "all"},
     # chains, bridges and vehicles: side views
     "chain50": {"azimuth": -90.0, "elevation": 10.0, "zoom": 1.0, "fov": 40.0, "bounds": "all"},
     "bridge": {"azimuth": -75.0, "elevation": 18.0, "zoom": 1.0, "fov": 40.0, "bounds": "all"},
