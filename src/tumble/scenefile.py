@@ -86,6 +86,7 @@ type           fields
     density = 700.0                # [kg/m^3] > 0, else the material's
     fixed = false
     spawn_time = 0.0               # [s] >= 0; spawned bodies last, in non-decreasing order
+    asleep = false                 # starts asleep (solver "impulse"; a body at rest wakes when touched)
 
 ``[[joints]]``: added in order after the bodies (joint id = index). ``a`` and ``b`` are body ids or
 unique body names; leave ``a`` out (or null in JSON) to join ``b`` to the world. Anchors and axes
@@ -176,7 +177,7 @@ SCENE_KEYS = ("name", "description", "gravity", "dt", "seconds", "solver", "sett
               "gravity_schedule")
 MATERIAL_KEYS = ("name", "id", "density", "friction", "restitution")
 BODY_KEYS = ("name", "tag", "shape", "material", "position", "orientation", "linear_velocity",
-             "angular_velocity", "mass", "density", "fixed", "spawn_time")
+             "angular_velocity", "mass", "density", "fixed", "spawn_time", "asleep")
 SHAPE_KEYS = {"sphere": ("radius",), "box": ("half_extents",), "capsule": ("radius", "half_length"),
               "plane": ("normal",), "hull": ("points",), "compound": ("children",)}
 CHILD_KEYS = ("shape", "position", "orientation")
@@ -477,6 +478,10 @@ def to_dict(spec: SceneSpec) -> dict:
         t = _num_out(where, "spawn_time", b.spawn_time)
         if not _same(t, 0.0):
             d["spawn_time"] = t
+        if not isinstance(b.asleep, (bool, np.bool_)):
+            raise SceneError(f"{where}: field asleep={b.asleep!r} must be True or False")
+        if bool(b.asleep):
+            d["asleep"] = True
         bodies.append(d)
 
     shapes: list[dict] = []
@@ -993,6 +998,8 @@ def from_dict(d: dict, source: str = "<dict>") -> SceneSpec:
                 bkw[f] = _scalar(loc, f, b[f], lo=0.0, lo_open=True, what=f"a finite number > 0 [{unit}]")
         if "fixed" in b:
             bkw["fixed"] = _boolean(loc, "fixed", b["fixed"])
+        if "asleep" in b:
+            bkw["asleep"] = _boolean(loc, "asleep", b["asleep"])
         if isinstance(shape, Plane) and not bkw.get("fixed", False):
             raise loc.error("fixed", bkw.get("fixed", False), "but a plane can only belong to a fixed body "
                             "(add fixed = true)")

@@ -106,12 +106,14 @@ class World:
     def add_body(self, shape: Shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), *,
                  linear_velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), fixed: bool = False,
                  mass: float | None = None, density: float | None = None, material: Material = DEFAULT,
-                 name: str = "") -> int:
+                 name: str = "", asleep: bool = False) -> int:
         """Add a rigid body holding ``shape``; returns its id.
 
         ``position`` is where the shape's frame goes; the body's own origin is its centre of mass
         (the same point for spheres, boxes and capsules; shifted by ``shape.centroid`` for hulls and
         compounds). ``mass`` [kg] wins over ``density`` [kg/m^3]; otherwise ``material.density``.
+        ``asleep``: the body starts asleep (solver "impulse", 004 §3.2: no position or velocity update
+        until something touches it, e.g. a stack built at rest); its velocity must then be zero.
         """
         bid = self.bodies.count
         owner = f"body {bid}" + (f" ({name!r})" if name else "")
@@ -130,6 +132,11 @@ class World:
         fixed = bool(fixed)
         if isinstance(shape, Plane) and not fixed:
             raise BodyError(f"{owner}: field fixed=False, but a Plane can only belong to a fixed body")
+        if not isinstance(asleep, (bool, np.bool_)):
+            raise BodyError(f"{owner}: field asleep={asleep!r} must be True or False")
+        if asleep and (np.any(v != 0.0) or np.any(om != 0.0)):
+            raise BodyError(f"{owner}: field asleep=True, but the body has a velocity "
+                            f"(linear {v.tolist()}, angular {om.tolist()}); a sleeping body is at rest")
 
         R = quat_to_matrix_py(q)
         if isinstance(shape, Plane):
@@ -160,6 +167,10 @@ class World:
         b.body_linear_velocity[i] = 0.0 if fixed else v
         b.body_angular_velocity[i] = 0.0 if fixed else om
         b.body_fixed[i] = fixed
+        b.body_asleep[i] = bool(asleep) and not fixed
+        # the recency-weighted motion starts at its cap, so a woken body must be still a few steps to
+        # fall asleep again (sleeping.sleep_check caps it at rwa_max)
+        b.body_sleep_motion[i] = math.inf if b.body_asleep[i] else 0.0
         b.body_mass[i] = m
         b.body_inv_mass[i] = 0.0 if fixed else 1.0 / m
         b.body_inertia_local[i] = inertia
@@ -530,7 +541,10 @@ class World:
 
     @property
     def sleeping(self) -> np.ndarray:
-        """(n,) bool, read-only: bodies asleep (solver "impulse", 004 §3.2; always False otherwise)."""
+        """(n,) bool, read-only: bodies asleep (solver "impulse", 004 §3.2; the other solvers have no
+        sleeping: all False)."""
+        if self.solver != "impulse":
+            return np.zeros(self.bodies.count, dtype=bool)
         return _readonly(self.bodies.body_asleep[: self.bodies.count])
 
     def set_position(self, body: int, position) -> None:

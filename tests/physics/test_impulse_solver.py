@@ -195,3 +195,26 @@ def test_presets_and_bad_settings():
     w.add_joint(tb.Ball(None, a, anchor=(0, 0, 1.2)))
     with pytest.raises(tb.SettingsError, match="has no joints"):
         w.step(HP_DT)
+
+
+def test_bodies_built_asleep_cost_nothing_until_touched():
+    """``add_body(asleep=True)``: a stack built at rest is not integrated or resolved (zero iterations)
+    until something hits it (wake rule 3), then behaves as any body; a sleeping body must be at rest."""
+    w = tb.World(gravity=G, solver="impulse")
+    w.add_body(tb.Plane(), fixed=True)
+    boxes = [w.add_body(tb.Box((0.05, 0.05, 0.05)), position=(0, 0, 0.05 + 0.1 * k), asleep=True) for k in range(3)]
+    for _ in range(10):
+        w.step(HP_DT)
+        assert w.counters["iterations"] == 0 and w.sleeping[boxes].all()
+    ball = w.add_body(tb.Sphere(0.05), position=(0.0, 0.0, 0.4), linear_velocity=(0, 0, -2.0))
+    woke = False
+    for _ in range(30):
+        w.step(HP_DT)
+        woke |= not w.sleeping[boxes[-1]]
+    assert woke  # the hit woke the top box (it may sleep again once all is still)
+    assert w.position(ball)[2] > 0.3  # it landed on the stack, did not pass through
+    with pytest.raises(tb.BodyError, match="asleep=True, but the body has a velocity"):
+        w.add_body(tb.Sphere(0.1), position=(2, 0, 1), linear_velocity=(1, 0, 0), asleep=True)
+    with pytest.raises(tb.BodyError, match="field asleep='yes'"):
+        w.add_body(tb.Sphere(0.1), position=(2, 0, 1), asleep="yes")
+    assert not tb.World(solver="pgs").sleeping.any()

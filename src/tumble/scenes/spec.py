@@ -39,6 +39,7 @@ class BodySpec:
     name: str = ""
     tag: str = ""          # scene-specific role, e.g. "stack", "ground", "projectile"
     spawn_time: float = 0.0  # [s] when the body enters the scene (0: from the start)
+    asleep: bool = False     # starts asleep (World.add_body's ``asleep``)
 
 
 @dataclass
@@ -152,7 +153,7 @@ class SceneSpec:
         for b in self.bodies:
             kw = dict(position=b.position, orientation=b.orientation, linear_velocity=b.linear_velocity,
                       angular_velocity=b.angular_velocity, fixed=b.fixed, mass=b.mass, density=b.density,
-                      material=b.material, name=b.name)
+                      material=b.material, name=b.name, asleep=b.asleep)
             if float(b.spawn_time) > 0.0:
                 w.spawn(float(b.spawn_time), b.shape, **kw)
             else:
