@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render lint \
+.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -75,6 +75,11 @@ bench: peers warm system-deps
 	$(BIN)/python benchmarks/stacking.py
 	$(BIN)/python benchmarks/joints.py
 	$(BIN)/python benchmarks/render.py
+	$(BIN)/python benchmarks/impulse.py
+
+# the impulse thesis' experiments (004 §5.1-5.6): benchmarks/results/<machine>/impulse.md + PNGs (~7 min)
+bench-impulse: peers warm
+	$(BIN)/python benchmarks/impulse.py
 
 # 600 frames of two 1000-body runs rendered headless to MP4: benchmarks/results/<machine>/render.md
 bench-render: venv system-deps
