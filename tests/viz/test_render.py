@@ -5,6 +5,7 @@ Skipped only when no EGL/OpenGL context can be created here (the skip reason say
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -25,6 +26,9 @@ def viz():
     try:
         gl.context()
     except gl.RenderError as e:
+        # CI installs Mesa's EGL (make system-deps) and sets TUMBLE_REQUIRE_GL: there this fails
+        if os.environ.get("TUMBLE_REQUIRE_GL"):
+            raise
         pytest.skip(f"no headless OpenGL here: {e}")
     return render
 
