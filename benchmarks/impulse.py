@@ -592,6 +592,13 @@ def pile_rest(q: dict, frac: float) -> float | None:
     return rest_from(q["t"], ok)
 
 
+def busy_note(*runs) -> str:
+    """A warning for a finding whose runs competed with other processes for the cores ('' if none did)."""
+    worst = max((r.other_cores for r in runs if math.isfinite(r.other_cores)), default=0.0)
+    return (f" (other processes used up to {worst:.2f} cores during these runs: timing not trustworthy)"
+            if worst > BUSY_CORES else "")
+
+
 def _sim_axis(ax, log_y: bool = True, line: bool = True) -> None:
     if line:
         ax.axhline(REALTIME_MS, color="k", ls="--", lw=0.9, label="33 1/3 ms (real time)")
@@ -973,7 +980,8 @@ def exp_damping(ctx: Ctx):
                         f"{th['max_step']:g}x per simulation step; ours {fmt(d['speedup'])}x, max "
                         f"{fmt(d['max_step_speedup'])}x (#{d['max_step_at']}) -> **"
                         + ("reproduces qualitatively" if rep else "does not reproduce") + "**"
-                        + (" (quick run: too short for the resting phase)" if ctx.budget.quick else ""))
+                        + (" (quick run: too short for the resting phase)" if ctx.budget.quick else "")
+                        + busy_note(rd, ru))
         if tid == "E-WELL324":
             u, dm = d["undamped"], d["damped"]
             findings.append(
@@ -1096,7 +1104,7 @@ def exp_order(ctx: Ctx):
                         f"{fmt(per['closing_speed']['us_per_iteration'])} against "
                         f"{fmt(per['arbitrary']['us_per_iteration'])} us per iteration) -> **{verdict}** (criterion: "
                         "within 10 points and at least the thesis' speed-up / 1.5; qualitatively: > 50 % fewer and "
-                        "> 1.2x)")
+                        "> 1.2x)" + busy_note(rc, ra))
     md += [md_table(["scene", "order", "simulated [s]", "wall [s]", "iterations", "iterations / sim step",
                      "peak / sim step (#)", "ms / sim step", "peak ms / sim step", "resolution stage [s]",
                      "us / iteration", "closing-left steps", "max penetration [mm]"], rows), "",
@@ -1257,7 +1265,7 @@ def exp_presets(ctx: Ctx):
         findings.append(f"- **{tid}** HP vs HA time: thesis HA {th['ha_avg_ms']:g} ms per simulation step, HP "
                         f"{th['speedup']:g}x faster; ours HA {fmt(d['ha_avg_ms'])} ms, HP {fmt(d['speedup'])}x faster "
                         f"-> **{'reproduces qualitatively' if sp_rep else 'does not reproduce'}**"
-                        + (f" (HA capped at {ra.simulated:.3g} s)" if ra.stopped else ""))
+                        + (f" (HA capped at {ra.simulated:.3g} s)" if ra.stopped else "") + busy_note(rh, ra))
         if case.scene == "bullet_stacks":
             nh, na = (int(np.sum(np.asarray(v["standing_per_stack"]) >= STANDING_STACK_BOXES)) for v in (vh, va))
             d["stacks_standing_hp"], d["stacks_standing_ha"] = nh, na
