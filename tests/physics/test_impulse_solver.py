@@ -218,3 +218,12 @@ def test_bodies_built_asleep_cost_nothing_until_touched():
     with pytest.raises(tb.BodyError, match="field asleep='yes'"):
         w.add_body(tb.Sphere(0.1), position=(2, 0, 1), asleep="yes")
     assert not tb.World(solver="pgs").sleeping.any()
+
+
+def test_a_preset_named_for_a_scene_replaces_the_scenes_own_values():
+    """The scenes set the HP restitution threshold; building with preset="high_accuracy" must give the
+    HA value (the caller's settings go on top of the scene's), and an explicit keyword still wins."""
+    w = tb.scenes.build("spin_down", solver="impulse", preset="high_accuracy")
+    assert w.settings.restitution_threshold == tb.settings.IMPULSE_PRESETS["high_accuracy"]["restitution_threshold"]
+    w = tb.scenes.build("spin_down", solver="impulse", preset="high_accuracy", restitution_threshold=0.02)
+    assert w.settings.restitution_threshold == 0.02

@@ -147,9 +147,11 @@ class SceneSpec:
         from tumble.world import World
 
         self.validate()
-        merged = dict(self.settings)
-        merged.update(settings)
-        w = World(gravity=self.gravity, solver=solver, **merged)
+        # the scene's settings first, the caller's on top in a second update, so that a preset the
+        # caller names (solver "impulse") replaces the scene's values and not the other way round
+        w = World(gravity=self.gravity, solver=solver, **self.settings)
+        if settings:
+            w.settings.update(**settings)
         for b in self.bodies:
             kw = dict(position=b.position, orientation=b.orientation, linear_velocity=b.linear_velocity,
                       angular_velocity=b.angular_velocity, fixed=b.fixed, mass=b.mass, density=b.density,
