@@ -25,7 +25,7 @@ from tumble.joints import Ball, Distance, Fixed, Hinge, Joint, JointBreak, Joint
 from tumble.materials import Material
 from tumble.recording import Recording
 from tumble.scenefile import load_scene, save_scene
-from tumble.settings import PGSSettings, ShockSettings
+from tumble.settings import ImpulseSettings, PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
 from tumble.world import Contacts, World
 
@@ -33,7 +33,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "World", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound", "Material",
-    "materials", "scenes", "PGSSettings", "ShockSettings", "TumbleError", "ShapeError", "BodyError", "MaterialError",
+    "materials", "scenes", "PGSSettings", "ShockSettings", "ImpulseSettings", "TumbleError", "ShapeError", "BodyError",
+    "MaterialError",
     "SettingsError", "SceneError", "RecordingError", "SimulationError", "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
     "__version__",
