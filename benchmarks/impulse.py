@@ -73,6 +73,8 @@ from benchmarks.stacking import (  # noqa: E402
     md_table,
     other_cpu_seconds,
     own_cpu_seconds,
+    parse_experiments,
+    run_experiments,
     start_run,
     to_jsonable,
 )
@@ -1449,23 +1451,6 @@ RUNNERS = {"realtime": exp_realtime, "parallel": exp_parallel, "damping": exp_da
 
 
 # ------------------------------------------------------------------------------------------------
-def parse_experiments(text: str | None) -> list[str]:
-    if not text:
-        return list(EXPERIMENTS)
-    out = []
-    for tok in (t.strip() for t in text.split(",")):
-        if not tok:
-            continue
-        if tok.isdigit() and 1 <= int(tok) <= len(EXPERIMENTS):
-            tok = EXPERIMENTS[int(tok) - 1]
-        if tok not in EXPERIMENTS:
-            raise SystemExit(f"unknown experiment {tok!r}; choose from {', '.join(EXPERIMENTS)} "
-                             f"or 1-{len(EXPERIMENTS)}")
-        if tok not in out:
-            out.append(tok)
-    return [e for e in EXPERIMENTS if e in out]
-
-
 def write_report(out: Path, tag: str, meta: dict, sections: list, findings: list, data: dict) -> None:
     from tumble.settings import IMPULSE_PRESETS
 
@@ -1533,7 +1518,7 @@ def main(argv=None) -> int:
                     help="Numba threads (default: Numba's, one per core); the parallel experiment always compares "
                          "1 thread with all")
     args = ap.parse_args(argv)
-    exps = parse_experiments(args.experiments)
+    exps = parse_experiments(args.experiments, EXPERIMENTS)
     budget = QUICK if args.quick else FULL
     tag, out, t_start, load_start, cpu_start = start_run(args)
     import numba
@@ -1548,21 +1533,7 @@ def main(argv=None) -> int:
     log(f"warm-up: {warm_s:.1f} s")
     ctx = Ctx(budget=budget, out=out, cache=RunCache(numba.get_num_threads()), cases=cases())
     out.mkdir(parents=True, exist_ok=True)
-    sections, findings, data = [], [], {}
-    for e in exps:
-        log(f"\n== experiment {EXPERIMENTS.index(e) + 1}: {e}")
-        t = time.perf_counter()
-        try:
-            md, d, f = RUNNERS[e](ctx)
-        except Exception as ex:                       # report and go on with the next experiment
-            tb = traceback.format_exc()
-            log(tb)
-            md, d, f = [f"## {e}", "", f"_failed: {type(ex).__name__}: {ex}_", "", "```", tb.strip(), "```"], \
-                {"error": str(ex)}, []
-        sections.append(md)
-        findings += f
-        data[e] = d
-        log(f"   {e}: {time.perf_counter() - t:.0f} s")
+    sections, findings, data = run_experiments(exps, EXPERIMENTS, RUNNERS, ctx)
     meta = {"tag": tag, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.machine(),
             "cores": core_count(), "cpu": cpu_model(), "loadavg": " ".join(f"{x:.2f}" for x in load_start),
             "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,

@@ -1168,21 +1168,45 @@ RUNNERS = {"box_stack": exp_box_stack, "ball_grid": exp_ball_grid, "tower_roof":
 
 
 # ------------------------------------------------------------------------------------------------
-def parse_experiments(text: str | None) -> list[str]:
+def parse_experiments(text: str | None, experiments=None) -> list[str]:
+    """``--experiments``: comma-separated names or 1-based numbers of ``experiments`` (default this
+    script's EXPERIMENTS), in their order; all of them when empty. Shared by the benchmark scripts."""
+    experiments = list(EXPERIMENTS if experiments is None else experiments)
     if not text:
-        return list(EXPERIMENTS)
+        return experiments
     out = []
     for tok in (t.strip() for t in text.split(",")):
         if not tok:
             continue
-        if tok.isdigit() and 1 <= int(tok) <= len(EXPERIMENTS):
-            tok = EXPERIMENTS[int(tok) - 1]
-        if tok not in EXPERIMENTS:
-            raise SystemExit(f"unknown experiment {tok!r}; choose from {', '.join(EXPERIMENTS)} "
-                             f"or 1-{len(EXPERIMENTS)}")
+        if tok.isdigit() and 1 <= int(tok) <= len(experiments):
+            tok = experiments[int(tok) - 1]
+        if tok not in experiments:
+            raise SystemExit(f"unknown experiment {tok!r}; choose from {', '.join(experiments)} "
+                             f"or 1-{len(experiments)}")
         if tok not in out:
             out.append(tok)
-    return [e for e in EXPERIMENTS if e in out]
+    return [e for e in experiments if e in out]
+
+
+def run_experiments(exps, experiments, runners, ctx) -> tuple[list, list, dict]:
+    """Run each experiment ``runners[e](ctx) -> (markdown lines, data, findings)``; one that raises is
+    reported (traceback in its section) and the next one runs. Returns (sections, findings, data)."""
+    sections, findings, data = [], [], {}
+    for e in exps:
+        log(f"\n== experiment {list(experiments).index(e) + 1}: {e}")
+        t = time.perf_counter()
+        try:
+            md, d, f = runners[e](ctx)
+        except Exception as ex:                       # report and go on with the next experiment
+            tb = traceback.format_exc()
+            log(tb)
+            md, d, f = [f"## {e}", "", f"_failed: {type(ex).__name__}: {ex}_", "", "```", tb.strip(), "```"], \
+                {"error": str(ex)}, []
+        sections.append(md)
+        findings += f
+        data[e] = d
+        log(f"   {e}: {time.perf_counter() - t:.0f} s")
+    return sections, findings, data
 
 
 def git_state() -> str:
@@ -1313,21 +1337,7 @@ def main(argv=None) -> int:
     warm = warm_up(solvers)
     ctx = Ctx(budget=budget, out=out, cache=RunCache(), peers=peers, scenes=scenes_present, solvers=solvers)
     out.mkdir(parents=True, exist_ok=True)
-    sections, findings, data = [], [], {}
-    for e in exps:
-        log(f"\n== experiment {EXPERIMENTS.index(e) + 1}: {e}")
-        t = time.perf_counter()
-        try:
-            md, d, f = RUNNERS[e](ctx)
-        except Exception as ex:                       # report and go on with the next experiment
-            tb = traceback.format_exc()
-            log(tb)
-            md, d, f = [f"## {e}", "", f"_failed: {type(ex).__name__}: {ex}_", "", "```", tb.strip(), "```"], \
-                {"error": str(ex)}, []
-        sections.append(md)
-        findings += f
-        data[e] = d
-        log(f"   {e}: {time.perf_counter() - t:.0f} s")
+    sections, findings, data = run_experiments(exps, EXPERIMENTS, RUNNERS, ctx)
     meta = {"tag": tag, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.machine(),
             "cores": core_count(), "cpu": cpu_model(), "loadavg": " ".join(f"{x:.2f}" for x in load_start),
             "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
