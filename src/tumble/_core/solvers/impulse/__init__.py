@@ -5,6 +5,6 @@ contacts, split at fixed bodies, §3.1), ``correction`` (penetration correction 
 Alg. 1-3), ``resolution`` (single-contact impulses in contact coordinates with Coulomb friction,
 Alg. 8 + 11; the closing-speed ordered global loop, Alg. 9; shock propagation, Alg. 10),
 ``sleeping`` (motion bound, recency-weighted average, wake rules, gravity damping; Alg. 5, 12) and
-``heap`` (the indexed min-heap that keeps the closing contacts ordered). The stages are sequenced in
-``tumble._core.pipeline``.
+``driver`` (array-level entry points shared by the pipeline and the tests). The stages are sequenced
+in ``tumble._core.pipeline``.
 """

@@ -105,7 +105,7 @@ def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu
         mu_k, position, inv_mass, inv_inertia_world, fixed, asleep, v, w, resolution_threshold,
         restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor, stage_below_only,
         closing_speed_order, np.empty((m, 3, 3)), np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3)),
-        np.empty((m, 3)), np.empty(m), np.empty(m), np.empty(m, np.int64), np.full(m, -1, np.int64),
+        np.empty((m, 3)), np.empty((m, 9)), np.empty(m), np.empty(m), np.empty(m, np.int64), np.full(m, -1, np.int64),
         np.zeros(m, np.int64), fixed[:n].copy(), np.zeros(n, np.int64), np.empty(n, np.int64), impulse,
         normal_impulse, stats)
     return stats
