@@ -35,30 +35,25 @@ KIND_NORMAL = 0
 KIND_VELOCITY = 1
 
 
-@njit(cache=True)
-def _other(c, x, contact_body_a, contact_body_b):
-    return contact_body_b[c] if contact_body_a[c] == x else contact_body_a[c]
-
-
-@njit(cache=True)
-def _propagate(x0, d0, z, best, best_is_velocity, is_velocity, stamp_value, body_stamp, disp, visited,
+@njit(cache=True, error_model="numpy")
+def _propagate(x0, d00, d01, d02, z, best, best_is_velocity, is_velocity, stamp_value, body_stamp, disp, visited,
                body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_normal, depth, body_fixed,
-               f_threshold):
+               f_threshold, stack_body, stack_disp):
     """Alg. 3 for the candidate (x0, d0) of a contact whose other body is z. Fills disp[] of the
     visited bodies (body_stamp == stamp_value marks them; visited[0:count] lists them). Returns the
     number of displaced bodies, or -1 when the candidate is invalid (a push reached a fixed body or
-    z) or -2 when it stopped early: it cannot beat ``best`` (a count, or a large number for none)."""
+    z) or -2 when it stopped early: it cannot beat ``best`` (a count, or a large number for none).
+    stack_body (cap,), stack_disp (cap, 3): the caller's scratch for the depth-first stack (grown
+    locally if a search needs more). Arrays are indexed element by element, never sliced into
+    views: in Numba each view or helper call with arrays costs atomic reference counting."""
     if 1 > best or (1 == best and not (is_velocity and not best_is_velocity)):
         return -2  # the moved body alone already ties the best: it cannot win (§2.5 early abort)
-    cap = 64
-    stack_body = np.empty(cap, np.int64)
-    stack_disp = np.empty((cap, 3))
-    top = 0
+    cap = stack_body.shape[0]
     stack_body[0] = x0
-    stack_disp[0, 0], stack_disp[0, 1], stack_disp[0, 2] = d0[0], d0[1], d0[2]
+    stack_disp[0, 0], stack_disp[0, 1], stack_disp[0, 2] = d00, d01, d02
     top = 1
     body_stamp[x0] = stamp_value
-    disp[x0, 0], disp[x0, 1], disp[x0, 2] = d0[0], d0[1], d0[2]
+    disp[x0, 0], disp[x0, 1], disp[x0, 2] = d00, d01, d02
     visited[0] = x0
     count = 1
     while top > 0:
@@ -67,8 +62,9 @@ def _propagate(x0, d0, z, best, best_is_velocity, is_velocity, stamp_value, body
         dx0, dx1, dx2 = stack_disp[top, 0], stack_disp[top, 1], stack_disp[top, 2]
         for q in range(body_contact_start[x], body_contact_start[x + 1]):
             c = body_contacts[q]
-            y = _other(c, x, contact_body_a, contact_body_b)
-            sign = 1.0 if contact_body_a[c] == x else -1.0  # n_XY: from x towards y
+            x_is_a = contact_body_a[c] == x
+            y = contact_body_b[c] if x_is_a else contact_body_a[c]
+            sign = 1.0 if x_is_a else -1.0  # n_XY: from x towards y
             s = sign * (dx0 * contact_normal[c, 0] + dx1 * contact_normal[c, 1] + dx2 * contact_normal[c, 2])
             dc = -depth[c] + f_threshold  # dC' = d - f_rem t_pen (Eq. 2.5.5)
             if not (s > 0.0 and s > dc):
@@ -102,12 +98,12 @@ def _propagate(x0, d0, z, best, best_is_velocity, is_velocity, stamp_value, body
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal, depth, body_position, body_fixed,
                 v, w, dt, threshold, f_rem, cand_body, cand_disp, cand_vel):
     """The valid candidate moves of contact c in trial order. Returns their number (<= 4)."""
     a, b = contact_body_a[c], contact_body_b[c]
-    n = contact_normal[c]
+    n0, n1, n2 = contact_normal[c, 0], contact_normal[c, 1], contact_normal[c, 2]
     d_corr = -(depth[c] - f_rem * threshold)  # Eq. 2.5.4, < 0
     # closing speed of each body at the contact (Eq. 2.5.1): b's towards a is along -n
     sp_b = 0.0
@@ -118,14 +114,15 @@ def _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal
         rb2 = contact_point[c, k2] - body_position[b, k2]
         ra1 = contact_point[c, k1] - body_position[a, k1]
         ra2 = contact_point[c, k2] - body_position[a, k2]
-        sp_b -= (v[b, k] + w[b, k1] * rb2 - w[b, k2] * rb1) * n[k]
-        sp_a += (v[a, k] + w[a, k1] * ra2 - w[a, k2] * ra1) * n[k]
+        nk = contact_normal[c, k]
+        sp_b -= (v[b, k] + w[b, k1] * rb2 - w[b, k2] * rb1) * nk
+        sp_a += (v[a, k] + w[a, k1] * ra2 - w[a, k2] * ra1) * nk
     order = (b, a) if sp_b > sp_a else (a, b)
     m = 0
     for x in order:
         if body_fixed[x]:
             continue
-        sn = dt * (v[x, 0] * n[0] + v[x, 1] * n[1] + v[x, 2] * n[2])  # s_x . n
+        sn = dt * (v[x, 0] * n0 + v[x, 1] * n1 + v[x, 2] * n2)  # s_x . n
         if x == b:
             if sn <= d_corr and sn < 0.0:  # V-b (Eq. 2.3.2a / 2.3.3a)
                 f = -d_corr / sn
@@ -135,7 +132,7 @@ def _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal
                 cand_vel[m] = True
                 m += 1
             for k in range(3):  # N-b (Eq. 2.3.1a)
-                cand_disp[m, k] = -d_corr * n[k]
+                cand_disp[m, k] = -d_corr * contact_normal[c, k]
             cand_body[m] = x
             cand_vel[m] = False
             m += 1
@@ -148,131 +145,135 @@ def _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal
                 cand_vel[m] = True
                 m += 1
             for k in range(3):  # N-a (Eq. 2.3.1b)
-                cand_disp[m, k] = d_corr * n[k]
+                cand_disp[m, k] = d_corr * contact_normal[c, k]
             cand_body[m] = x
             cand_vel[m] = False
             m += 1
     return m
 
 
-@njit(cache=True)
-def correct_batch(k, batch_contact_start, batch_contacts, batch_body_start, batch_bodies, body_contact_start,
-                  body_contacts,
-                  contact_body_a, contact_body_b, contact_point, contact_normal, depth, body_position, body_fixed,
-                  body_asleep, v, w, dt, threshold, f_rem, body_stamp, disp, visited, in_list, moved, stats):
-    """Alg. 2 on batch k: every contact deeper than ``threshold`` is handled once, in index order.
+@njit(cache=True, error_model="numpy")
+def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, batch_body_start, batch_bodies,
+                    body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point, contact_normal,
+                    depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem, body_stamp, disp,
+                    visited, in_list, moved, stats):
+    """Alg. 2 on each batch k of bin_batches[j0:j1]: every contact deeper than ``threshold`` is
+    handled once, in index order. (One call for a run of batches: a Numba call with this many
+    arrays costs ~1 us of reference counting.)
 
     Moves body_position, wakes moved bodies (wake rule 2), updates contact_point and depth of every
     contact of a moved body (Eq. 2.3.7a/b). Scratch: body_stamp (n,) int (reset for the batch's
     bodies here; each trial stamps the bodies it visits with its own number), disp (n, 3), visited
-    (n,) (this batch uses visited[bs:be]), in_list (m,) bool, moved (n,) bool (False at start and
-    end).
+    (n,) (batch k uses visited[bs:be]), in_list (m,) bool, moved (n,) bool (False at start and end).
     stats[k] = (penetrating contacts, corrected, unresolvable, bodies moved)."""
-    cs, ce = batch_contact_start[k], batch_contact_start[k + 1]
-    bs, be = batch_body_start[k], batch_body_start[k + 1]
-    npen = 0
-    for j in range(cs, ce):
-        c = batch_contacts[j]
-        in_list[c] = depth[c] > threshold
-        if in_list[c]:
-            npen += 1
-    stats[k, 0] = npen
-    stats[k, 1] = 0
-    stats[k, 2] = 0
-    stats[k, 3] = 0
-    if npen == 0:
-        return
-    f_threshold = f_rem * threshold
     cand_body = np.empty(4, np.int64)
     cand_disp = np.empty((4, 3))
     cand_vel = np.empty(4, np.bool_)
-    vis = visited[bs:]
-    for j in range(bs, be):
-        body_stamp[batch_bodies[j]] = 0
-    trial = 0
-    for j in range(cs, ce):
-        c = batch_contacts[j]
-        if not in_list[c]:
+    stack_body = np.empty(256, np.int64)
+    stack_disp = np.empty((256, 3))
+    for jb in range(j0, j1):
+        k = bin_batches[jb]
+        cs, ce = batch_contact_start[k], batch_contact_start[k + 1]
+        bs, be = batch_body_start[k], batch_body_start[k + 1]
+        npen = 0
+        for j in range(cs, ce):
+            c = batch_contacts[j]
+            in_list[c] = depth[c] > threshold
+            if in_list[c]:
+                npen += 1
+        stats[k, 0] = npen
+        stats[k, 1] = 0
+        stats[k, 2] = 0
+        stats[k, 3] = 0
+        if npen == 0:
             continue
-        a, b = contact_body_a[c], contact_body_b[c]
-        m = _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal, depth, body_position,
-                        body_fixed, v, w, dt, threshold, f_rem, cand_body, cand_disp, cand_vel)
-        best, best_i, best_vel = 1 << 62, -1, False
-        for i in range(m):
-            trial += 1
-            z = b if cand_body[i] == a else a
-            cnt = _propagate(cand_body[i], cand_disp[i], z, best, best_vel, cand_vel[i], trial,
-                             body_stamp, disp, vis, body_contact_start, body_contacts, contact_body_a, contact_body_b,
-                             contact_normal, depth, body_fixed, f_threshold)
-            if cnt > 0:
-                best, best_i, best_vel = cnt, i, cand_vel[i]
-        in_list[c] = False
-        if best_i < 0:  # no valid move (Fig. 8): the penetration stays
-            stats[k, 2] += 1
-            continue
-        trial += 1  # re-run the winner to get its moves back
-        z = b if cand_body[best_i] == a else a
-        cnt = _propagate(cand_body[best_i], cand_disp[best_i], z, 1 << 62, False, True, trial,
-                         body_stamp, disp, vis, body_contact_start, body_contacts, contact_body_a, contact_body_b,
-                         contact_normal, depth, body_fixed, f_threshold)
-        stats[k, 1] += 1
-        for q in range(cnt):
-            x = vis[q]
-            moved[x] = True
-        for q in range(cnt):  # Eq. 2.3.7 on every contact of a moved body (each once)
-            x = vis[q]
-            for r in range(body_contact_start[x], body_contact_start[x + 1]):
-                t = body_contacts[r]
-                ta, tb = contact_body_a[t], contact_body_b[t]
-                other = tb if ta == x else ta
-                if other != x and moved[other] and other < x:
-                    continue  # already updated from the other body's list
-                da0 = disp[ta, 0] if moved[ta] else 0.0
-                da1 = disp[ta, 1] if moved[ta] else 0.0
-                da2 = disp[ta, 2] if moved[ta] else 0.0
-                db0 = disp[tb, 0] if moved[tb] else 0.0
-                db1 = disp[tb, 1] if moved[tb] else 0.0
-                db2 = disp[tb, 2] if moved[tb] else 0.0
-                contact_point[t, 0] += 0.5 * (da0 + db0)
-                contact_point[t, 1] += 0.5 * (da1 + db1)
-                contact_point[t, 2] += 0.5 * (da2 + db2)
-                nt = contact_normal[t]
-                depth[t] -= (db0 - da0) * nt[0] + (db1 - da1) * nt[1] + (db2 - da2) * nt[2]
-                if in_list[t] and depth[t] <= threshold:
-                    in_list[t] = False
-        for q in range(cnt):
-            x = vis[q]
-            for kk in range(3):
-                body_position[x, kk] += disp[x, kk]
-            body_asleep[x] = False  # wake rule 2
-            moved[x] = False
-        stats[k, 3] += cnt
+        f_threshold = f_rem * threshold
+        vis = visited[bs:]
+        for j in range(bs, be):
+            body_stamp[batch_bodies[j]] = 0
+        trial = 0
+        for j in range(cs, ce):
+            c = batch_contacts[j]
+            if not in_list[c]:
+                continue
+            a, b = contact_body_a[c], contact_body_b[c]
+            m = _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal, depth, body_position,
+                            body_fixed, v, w, dt, threshold, f_rem, cand_body, cand_disp, cand_vel)
+            best, best_i, best_vel = 1 << 62, -1, False
+            for i in range(m):
+                trial += 1
+                z = b if cand_body[i] == a else a
+                cnt = _propagate(cand_body[i], cand_disp[i, 0], cand_disp[i, 1], cand_disp[i, 2], z, best, best_vel,
+                                 cand_vel[i], trial, body_stamp, disp, vis, body_contact_start, body_contacts,
+                                 contact_body_a, contact_body_b, contact_normal, depth, body_fixed, f_threshold,
+                                 stack_body, stack_disp)
+                if cnt > 0:
+                    best, best_i, best_vel = cnt, i, cand_vel[i]
+            in_list[c] = False
+            if best_i < 0:  # no valid move (Fig. 8): the penetration stays
+                stats[k, 2] += 1
+                continue
+            trial += 1  # re-run the winner to get its moves back
+            z = b if cand_body[best_i] == a else a
+            cnt = _propagate(cand_body[best_i], cand_disp[best_i, 0], cand_disp[best_i, 1], cand_disp[best_i, 2], z,
+                             1 << 62, False, True, trial, body_stamp, disp, vis, body_contact_start, body_contacts,
+                             contact_body_a, contact_body_b, contact_normal, depth, body_fixed, f_threshold,
+                             stack_body, stack_disp)
+            stats[k, 1] += 1
+            for q in range(cnt):
+                x = vis[q]
+                moved[x] = True
+            for q in range(cnt):  # Eq. 2.3.7 on every contact of a moved body (each once)
+                x = vis[q]
+                for r in range(body_contact_start[x], body_contact_start[x + 1]):
+                    t = body_contacts[r]
+                    ta, tb = contact_body_a[t], contact_body_b[t]
+                    other = tb if ta == x else ta
+                    if other != x and moved[other] and other < x:
+                        continue  # already updated from the other body's list
+                    da0 = disp[ta, 0] if moved[ta] else 0.0
+                    da1 = disp[ta, 1] if moved[ta] else 0.0
+                    da2 = disp[ta, 2] if moved[ta] else 0.0
+                    db0 = disp[tb, 0] if moved[tb] else 0.0
+                    db1 = disp[tb, 1] if moved[tb] else 0.0
+                    db2 = disp[tb, 2] if moved[tb] else 0.0
+                    contact_point[t, 0] += 0.5 * (da0 + db0)
+                    contact_point[t, 1] += 0.5 * (da1 + db1)
+                    contact_point[t, 2] += 0.5 * (da2 + db2)
+                    depth[t] -= ((db0 - da0) * contact_normal[t, 0] + (db1 - da1) * contact_normal[t, 1]
+                                 + (db2 - da2) * contact_normal[t, 2])
+                    if in_list[t] and depth[t] <= threshold:
+                        in_list[t] = False
+            for q in range(cnt):
+                x = vis[q]
+                for kk in range(3):
+                    body_position[x, kk] += disp[x, kk]
+                body_asleep[x] = False  # wake rule 2
+                moved[x] = False
+            stats[k, 3] += cnt
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def correct_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                           batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
                           contact_point, contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt,
                           threshold, f_rem, body_stamp, disp, visited, in_list, moved, stats):
     for t in prange(nbins):
-        for j in range(bin_start[t], bin_start[t + 1]):
-            correct_batch(bin_batches[j], batch_contact_start, batch_contacts, batch_body_start, batch_bodies,
-                          body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point,
-                          contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem,
-                          body_stamp, disp, visited, in_list, moved, stats)
+        correct_batches(bin_start[t], bin_start[t + 1], bin_batches, batch_contact_start, batch_contacts,
+                        batch_body_start, batch_bodies, body_contact_start, body_contacts, contact_body_a,
+                        contact_body_b, contact_point, contact_normal, depth, body_position, body_fixed, body_asleep,
+                        v, w, dt, threshold, f_rem, body_stamp, disp, visited, in_list, moved, stats)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def correct_bins_serial(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                         batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point,
                         contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem,
                         body_stamp, disp, visited, in_list, moved, stats):
-    for t in range(nbins):
-        for j in range(bin_start[t], bin_start[t + 1]):
-            correct_batch(bin_batches[j], batch_contact_start, batch_contacts, batch_body_start, batch_bodies,
-                          body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point,
-                          contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem,
-                          body_stamp, disp, visited, in_list, moved, stats)
+    correct_batches(bin_start[0], bin_start[nbins], bin_batches, batch_contact_start, batch_contacts,
+                    batch_body_start, batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
+                    contact_point, contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt, threshold,
+                    f_rem, body_stamp, disp, visited, in_list, moved, stats)
 
 
 @njit(cache=True)
