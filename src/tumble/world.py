@@ -322,7 +322,7 @@ class World:
         dt = self.default_dt if dt is None else dt
         if not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0.0:
             raise SettingsError(f"step: field dt={dt!r} must be a finite number > 0 [s]")
-        self.settings.validate()
+        self.settings.check()
         if self._gravity_schedule:  # gravity changes (``schedule_gravity``) due at the start of this step
             due = [g for t, g in self._gravity_schedule if self.time >= t - 1e-9]
             if due:

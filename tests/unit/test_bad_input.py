@@ -72,6 +72,20 @@ def test_unknown_solver_and_settings():
         w.step(math.nan)
 
 
+@pytest.mark.parametrize("solver, field, value", [("pgs", "iterations", 0), ("shock", "slop", -1.0),
+                                                  ("impulse", "sleep_threshold", math.nan)])
+def test_a_bad_setting_assigned_between_steps_stops_the_next_step(solver, field, value):
+    # settings are checked once per change (World.step -> settings.check), not re-validated every
+    # step: an assignment after a good step must still be caught before the kernels run
+    w = tb.World(solver=solver)
+    w.add_body(tb.Sphere(0.1), position=(0.0, 0.0, 1.0))
+    w.step(0.01)
+    setattr(w.settings, field, value)
+    with pytest.raises(tb.SettingsError, match=field):
+        w.step(0.01)
+    assert w.step_count == 1
+
+
 def test_unknown_scene():
     with pytest.raises(tb.SceneError) as e:
         tb.scenes.build("no_such_scene")

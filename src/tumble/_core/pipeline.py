@@ -459,9 +459,6 @@ def _step_impulse(w, dt, prof, t):
                             s.shock_iterations_factor, s.contact_order == "closing_speed", c.contact_normal_impulse,
                             c.contact_friction_impulse, s.parallel_batches,
                             stage_below_only=s.shock_stage_contacts == "below")
-    # contact_friction_impulse received the whole world impulse: keep its tangential part
-    P = c.contact_friction_impulse[:m]
-    P -= np.einsum("ij,ij->i", P, c.contact_normal[:m])[:, None] * c.contact_normal[:m]
     t = _lap(prof, "resolution", t)
 
     asleep = sleep_check(n, b.body_fixed, b.body_asleep, v, om, b.body_reach, b.body_sleep_motion,
@@ -471,16 +468,17 @@ def _step_impulse(w, dt, prof, t):
     k["batches"] = bt.count
     k["largest_batch"] = int(np.max(np.diff(bt.batch_contact_start[: bt.count + 1]))) if bt.count else 0
     k["penetration_before"] = pen_before
-    k["penetrating"], k["corrected"], k["unresolvable"], k["bodies_moved"] = (int(x) for x in cstats.sum(axis=0))
-    k["global_iterations"] = int(rstats[:, 0].sum())
-    k["shock_iterations"] = int(rstats[:, 3].sum())
-    k["iterations"] = k["global_iterations"] + k["shock_iterations"]
-    k["shock_batches"] = int((rstats[:, 1] > 0).sum())
-    k["closing_left"] = int(rstats[:, 2].sum())
+    k["penetrating"], k["corrected"], k["unresolvable"], k["bodies_moved"] = cstats.sum(axis=0).tolist()
+    its, _stages, left, shock_its = rstats.sum(axis=0).tolist()
+    k["global_iterations"] = its
+    k["shock_iterations"] = shock_its
+    k["iterations"] = its + shock_its
+    k["shock_batches"] = int(np.count_nonzero(rstats[:, 1]))
+    k["closing_left"] = left
     k["woken_unsupported"] = int(woken)
     k["gravity_damped"] = int(damped)
     k["asleep"] = int(asleep)
-    k["awake"] = int(n - asleep - int(b.body_fixed[:n].sum()))
+    k["awake"] = int(n - asleep - np.count_nonzero(b.body_fixed[:n]))
     k["merit"] = 0.0
     return m
 

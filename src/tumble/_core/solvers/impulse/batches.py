@@ -141,3 +141,18 @@ def assign_bins(nbatches, batch_contact_start, active, nbins, bin_start, bin_bat
             bin_batches[fill[owner[k]]] = k
             fill[owner[k]] += 1
     return nactive
+
+
+@njit(cache=True)
+def awake_batches(nbatches, batch_body_start, batch_bodies, asleep, out):
+    """out[k]: batch k has an awake body (a batch of sleeping bodies is skipped: they cost nothing,
+    004 §3.2). Returns the number of such batches."""
+    count = 0
+    for k in range(nbatches):
+        out[k] = False
+        for j in range(batch_body_start[k], batch_body_start[k + 1]):
+            if not asleep[batch_bodies[j]]:
+                out[k] = True
+                count += 1
+                break
+    return count

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tumble._core.solvers.impulse.batches import assign_bins, build_batches
+from tumble._core.solvers.impulse.batches import assign_bins, awake_batches, build_batches
 from tumble._core.solvers.impulse.correction import correct_bins_parallel, correct_bins_serial, penetrating_batches
 from tumble._core.solvers.impulse.resolution import resolve_bins_parallel, resolve_bins_serial
 
@@ -83,19 +83,18 @@ def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu
             normal_impulse, impulse, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS,
             stage_below_only=False) -> np.ndarray:
     """Contact resolution (Alg. 9-11, shock propagation Alg. 10) of every batch with an awake body.
-    Changes ``v``, ``w``, wakes bodies whose contacts are processed, writes the step's impulses.
+    Changes ``v``, ``w``, wakes bodies whose contacts are processed, writes the step's impulses
+    (``normal_impulse``: along n; ``impulse``: the tangential (friction) part, world frame).
     ``stage_below_only``: a shock stage resolves only its bodies' contacts with frozen or fixed bodies
     and among themselves (Guendelman et al.'s layers), not those with the next layer (the wider
     reading of Alg. 10: every contact of the stage's bodies). Returns stats (count, 4): iterations,
     shock stages, closing contacts left, shock iterations."""
     n = position.shape[0]
     stats = np.zeros((bt.count, 4), np.int64)
-    active = np.zeros(bt.count, np.bool_)
-    members = bt.batch_bodies[: bt.batch_body_start[bt.count]]
-    active[bt.body_batch[members[~asleep[members]]]] = True
+    active = np.empty(bt.count, np.bool_)
     normal_impulse[:m] = 0.0
     impulse[:m] = 0.0
-    if not active.any():
+    if awake_batches(bt.count, bt.batch_body_start, bt.batch_bodies, asleep, active) == 0:
         return stats
     use, threads = _threads(parallel, m, min_contacts)
     nbins, bin_start, bin_batches = _bins(bt, active, use, threads)

@@ -403,7 +403,11 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
                                       hkey, heap, pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats)
         stats[k, 2] = left
         for j in range(cs, ce):
-            stamp[batch_contacts[j]] = 0
+            c = batch_contacts[j]
+            stamp[c] = 0
+            pn = impulse[c, 0] * basis[c, 0, 0] + impulse[c, 1] * basis[c, 1, 0] + impulse[c, 2] * basis[c, 2, 0]
+            for q in range(3):  # keep the tangential (friction) part: the normal part is normal_impulse
+                impulse[c, q] -= pn * basis[c, q, 0]
 
 
 @njit(cache=True, error_model="numpy")
