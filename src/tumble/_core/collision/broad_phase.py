@@ -72,6 +72,26 @@ def _push(buf, cnt, value):
 
 
 @kernel
+def _first_bad_box(lo, hi, n):
+    """The first geom < n whose box has a NaN bound or min > max, else -1 (one pass, no
+    temporaries: this check runs every step)."""
+    for g in range(n):
+        for k in range(3):
+            if not (lo[g, k] <= hi[g, k]):  # also true when either bound is NaN
+                return g
+    return -1
+
+
+@kernel
+def _owners_changed(old_body, old_static, body, static, n):
+    """Whether any of the first n geoms changed owner body or static flag since the last update."""
+    for g in range(n):
+        if old_body[g] != body[g] or old_static[g] != static[g]:
+            return True
+    return False
+
+
+@kernel
 def _overlap_axis(lo, hi, a, b, k):
     """Closed-interval overlap of boxes ``a`` and ``b`` on axis ``k`` (touching counts)."""
     return lo[a, k] <= hi[b, k] and lo[b, k] <= hi[a, k]
@@ -618,14 +638,11 @@ class SweepAndPrune:
             raise ValueError(f"SweepAndPrune.update: count={n} exceeds the arrays given")
         if n >= 2**31:
             raise ValueError(f"SweepAndPrune.update: count={n} too large for 32-bit pair keys")
-        lo_n = lo[:n]
-        hi_n = hi[:n]
-        bad = np.isnan(lo_n).any(axis=1) | np.isnan(hi_n).any(axis=1) | (lo_n > hi_n).any(axis=1)
-        if bad.any():
-            g = int(np.flatnonzero(bad)[0])
+        g = _first_bad_box(lo, hi, n)
+        if g >= 0:
             raise ValueError(
                 f"SweepAndPrune.update: geom {g} has an invalid AABB "
-                f"min={lo_n[g].tolist()} max={hi_n[g].tolist()} (NaN or min > max)"
+                f"min={lo[g].tolist()} max={hi[g].tolist()} (NaN or min > max)"
             )
 
         if n > self._capacity:
@@ -634,11 +651,7 @@ class SweepAndPrune:
                 cap *= 2
             self._alloc(cap)
             self._n = -1
-        reinit = (
-            self._n != n
-            or not np.array_equal(self._body[:n], body[:n])
-            or not np.array_equal(self._static[:n], static[:n])
-        )
+        reinit = self._n != n or _owners_changed(self._body, self._static, body, static, n)
         if reinit:
             self._body[:n] = body[:n]
             self._static[:n] = static[:n]
