@@ -309,3 +309,23 @@ def test_few_swaps_under_coherent_motion():
     lo, hi = cloud.boxes()
     got = sap.update(lo, hi, body, static, n)
     _assert_same(got, lo, hi, body, static, n)
+
+
+@pytest.mark.parametrize("bad", ["nan_min", "nan_max", "min_above_max"])
+def test_an_invalid_box_is_named_not_sorted(bad):
+    # a NaN compares false with everything and would corrupt the sorted endpoint lists
+    lo = np.zeros((4, 3)) + np.arange(4)[:, None]
+    hi = lo + 0.5
+    if bad == "nan_min":
+        lo[2, 1] = np.nan
+    elif bad == "nan_max":
+        hi[2, 0] = np.nan
+    else:
+        lo[2, 2] = hi[2, 2] + 1.0
+    sp = SweepAndPrune()
+    with pytest.raises(ValueError, match="geom 2 has an invalid AABB"):
+        sp.update(lo, hi, np.arange(4), np.zeros(4, bool), 4)
+    lo2, hi2 = np.zeros((4, 3)) + np.arange(4)[:, None], np.zeros((4, 3)) + np.arange(4)[:, None] + 0.5
+    sp.update(lo2, hi2, np.arange(4), np.zeros(4, bool), 4)  # a good update first, then the bad one
+    with pytest.raises(ValueError, match="geom 2 has an invalid AABB"):
+        sp.update(lo, hi, np.arange(4), np.zeros(4, bool), 4)
