@@ -167,9 +167,11 @@ def _resolve_loop(size, cap, stamp, want, heap, base, pos, hkey, closing_speed_o
     (``pos`` of each set); returns (iterations, heap size); at the cap the heap may hold stale
     entries (``_closing_left`` counts the closing ones).
 
-    The heap (ordered by (hkey, id): the most negative normal velocity first, Eq. 3.6.1; ties by
-    the lower id, so the order equals a linear scan's) is *lazy*: an entry's key may be more urgent
-    than its contact's current speed (``hkey[t] <= unormal[t]``), never less. A contact that closes
+    The heap (ids in heap[base + i], their keys beside them in hkey[base + i], so a sift compares
+    neighbouring memory, not keys scattered by contact id; ordered by (key, id): the most negative
+    normal velocity first, Eq. 3.6.1, ties by the lower id, so the order equals a linear scan's;
+    in "arbitrary" order the key is the id) is *lazy*: an entry's key may be more urgent than its
+    contact's current speed (key <= ``unormal[t]``), never less. A contact that closes
     faster is pushed or sifted up at once; one that closes slower, or no longer closes, keeps its
     place until it reaches the top, where it is re-keyed or dropped. The top is then the
     fastest-closing contact (every entry's true key >= its stored key >= the top's), so the
@@ -184,27 +186,31 @@ def _resolve_loop(size, cap, stamp, want, heap, base, pos, hkey, closing_speed_o
     for start in range(size // 2 - 1, -1, -1):  # heapify (Floyd): sift each inner node down
         i = start
         c = heap[base + i]
+        kc = hkey[base + i]
         while True:
             ch = 2 * i + 1
             if ch >= size:
                 break
             if ch + 1 < size:
-                d0, d1 = heap[base + ch], heap[base + ch + 1]
-                if hkey[d1] < hkey[d0] or (hkey[d1] == hkey[d0] and d1 < d0):
+                k0, k1 = hkey[base + ch], hkey[base + ch + 1]
+                if k1 < k0 or (k1 == k0 and heap[base + ch + 1] < heap[base + ch]):
                     ch += 1
             d = heap[base + ch]
-            if not (hkey[d] < hkey[c] or (hkey[d] == hkey[c] and d < c)):
+            kd = hkey[base + ch]
+            if not (kd < kc or (kd == kc and d < c)):
                 break
             heap[base + i] = d
+            hkey[base + i] = kd
             pos[d] = i
             i = ch
         heap[base + i] = c
+        hkey[base + i] = kc
         pos[c] = i
     it = 0
     while size > 0:
         c = heap[base]
         u = unormal[c]
-        if u >= -threshold or (closing_speed_order and hkey[c] != u):
+        if u >= -threshold or (closing_speed_order and hkey[base] != u):
             # stale top: drop it (no longer closing: the last entry takes the root) or re-key it,
             # then sift the root entry down
             if u >= -threshold:
@@ -213,24 +219,28 @@ def _resolve_loop(size, cap, stamp, want, heap, base, pos, hkey, closing_speed_o
                 if size == 0:
                     break
                 c = heap[base + size]
+                kc = hkey[base + size]
             else:
-                hkey[c] = u
+                kc = u
             i = 0
             while True:
                 ch = 2 * i + 1
                 if ch >= size:
                     break
                 if ch + 1 < size:
-                    d0, d1 = heap[base + ch], heap[base + ch + 1]
-                    if hkey[d1] < hkey[d0] or (hkey[d1] == hkey[d0] and d1 < d0):
+                    k0, k1 = hkey[base + ch], hkey[base + ch + 1]
+                    if k1 < k0 or (k1 == k0 and heap[base + ch + 1] < heap[base + ch]):
                         ch += 1
                 d = heap[base + ch]
-                if not (hkey[d] < hkey[c] or (hkey[d] == hkey[c] and d < c)):
+                kd = hkey[base + ch]
+                if not (kd < kc or (kd == kc and d < c)):
                     break
                 heap[base + i] = d
+                hkey[base + i] = kd
                 pos[d] = i
                 i = ch
             heap[base + i] = c
+            hkey[base + i] = kc
             pos[c] = i
             continue
         if it >= cap:
@@ -310,21 +320,23 @@ def _resolve_loop(size, cap, stamp, want, heap, base, pos, hkey, closing_speed_o
                 if i < 0:  # push
                     i = size
                     size += 1
-                    if closing_speed_order:
-                        hkey[t] = ut
-                elif closing_speed_order and ut < hkey[t]:  # closes faster: re-key
-                    hkey[t] = ut
+                    kt = ut if closing_speed_order else float(t)
+                elif closing_speed_order and ut < hkey[base + i]:  # closes faster: re-key
+                    kt = ut
                 else:
                     continue
                 while i > 0:  # sift t up
                     par = (i - 1) >> 1
                     d = heap[base + par]
-                    if not (hkey[t] < hkey[d] or (hkey[t] == hkey[d] and t < d)):
+                    kd = hkey[base + par]
+                    if not (kt < kd or (kt == kd and t < d)):
                         break
                     heap[base + i] = d
+                    hkey[base + i] = kd
                     pos[d] = i
                     i = par
                 heap[base + i] = t
+                hkey[base + i] = kt
                 pos[t] = i
         it += 1
     return it, size
@@ -349,8 +361,8 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
     reference counting, more than a one-contact batch's whole solve.)
 
     Scratch (sized for all contacts / bodies; batch k only touches its own entries, so batches can
-    run in parallel): heap (m,) (batch k uses heap[cs:ce]), pos (m,) = -1, stamp (m,) = 0, hkey (m,),
-    rigid (n,) = body_fixed, body_mark (n,) = 0, layer (n,) (batch k uses layer[bs:be]).
+    run in parallel): heap (m,) (batch k uses heap[cs:ce]), hkey (m,) (the keys of heap[cs:ce], slot
+    by slot), pos (m,) = -1, stamp (m,) = 0, rigid (n,) = body_fixed, body_mark (n,) = 0, layer (n,) (batch k uses layer[bs:be]).
     stats[k] = (iterations, shock stages, closing contacts left, shock iterations)."""
     K = np.empty((3, 3))
     Kc = np.empty((3, 3))
@@ -370,10 +382,10 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
             normal_impulse[c] = 0.0
             u = normal_velocity(c, contact_body_a, contact_body_b, jrow, v, w)
             unormal[c] = u
-            hkey[c] = u if closing_speed_order else float(c)
             stamp[c] = 1
             if u < -resolution_threshold:  # appended; _resolve_loop heapifies
                 heap[cs + size] = c
+                hkey[cs + size] = u if closing_speed_order else float(c)
                 pos[c] = size
                 size += 1
         factor = max_iterations_factor if max_iterations_factor > 0.0 else UNLIMITED_FACTOR
@@ -455,10 +467,9 @@ def _shock_propagation(k, cs, bs, be, batch_bodies, body_contact_start, body_con
                 nstage += 1
                 u = normal_velocity(c, contact_body_a, contact_body_b, jrow, v, w)
                 unormal[c] = u
-                if closing_speed_order:
-                    hkey[c] = u
                 if u < -resolution_threshold:  # appended; _resolve_loop heapifies
                     heap[cs + size] = c
+                    hkey[cs + size] = u if closing_speed_order else float(c)
                     pos[c] = size
                     size += 1
         cap = int(shock_iterations_factor * nstage)
