@@ -362,7 +362,8 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
 
     Scratch (sized for all contacts / bodies; batch k only touches its own entries, so batches can
     run in parallel): heap (m,) (batch k uses heap[cs:ce]), hkey (m,) (the keys of heap[cs:ce], slot
-    by slot), pos (m,) = -1, stamp (m,) = 0, rigid (n,) = body_fixed, body_mark (n,) = 0, layer (n,) (batch k uses layer[bs:be]).
+    by slot), pos (m,) = -1, stamp (m,) = 0, rigid (n,) = body_fixed, body_mark (n,) = 0, layer (n,)
+    (batch k uses layer[bs:be]).
     stats[k] = (iterations, shock stages, closing contacts left, shock iterations)."""
     K = np.empty((3, 3))
     Kc = np.empty((3, 3))
