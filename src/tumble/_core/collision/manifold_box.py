@@ -59,15 +59,26 @@ SCORE_REL_TOL = 0.02
 # ---------------------------------------------------------------------------------------------
 
 @kernel
-def _box_vertex_sep(pb, Rb, sb, k, nx, ny, nz, ox, oy, oz):
-    """Signed height of box vertex k above the plane through o with normal n, and the vertex."""
-    s0 = sb[0] if (k & 1) else -sb[0]
-    s1 = sb[1] if (k & 2) else -sb[1]
-    s2 = sb[2] if (k & 4) else -sb[2]
-    vx = pb[0] + Rb[0, 0] * s0 + Rb[0, 1] * s1 + Rb[0, 2] * s2
-    vy = pb[1] + Rb[1, 0] * s0 + Rb[1, 1] * s1 + Rb[1, 2] * s2
-    vz = pb[2] + Rb[2, 0] * s0 + Rb[2, 1] * s1 + Rb[2, 2] * s2
+def _box_vertex_sep(p, R, h, k, nx, ny, nz, ox, oy, oz):
+    """Signed height of box vertex k above the plane through o with normal n, and the vertex.
+
+    The box comes as tuples of scalars (_box_tuples): Numba passes those by value, whereas every
+    array argument costs a reference count increment and decrement per call.
+    """
+    s0 = h[0] if (k & 1) else -h[0]
+    s1 = h[1] if (k & 2) else -h[1]
+    s2 = h[2] if (k & 4) else -h[2]
+    vx = p[0] + R[0][0] * s0 + R[0][1] * s1 + R[0][2] * s2
+    vy = p[1] + R[1][0] * s0 + R[1][1] * s1 + R[1][2] * s2
+    vz = p[2] + R[2][0] * s0 + R[2][1] * s1 + R[2][2] * s2
     return nx * (vx - ox) + ny * (vy - oy) + nz * (vz - oz), vx, vy, vz
+
+
+@kernel(inline="always")
+def _box_tuples(p, R, h):
+    """Position, rotation (R[i][j] = R[i, j]) and half extents of a box as tuples of scalars."""
+    rows = ((R[0, 0], R[0, 1], R[0, 2]), (R[1, 0], R[1, 1], R[1, 2]), (R[2, 0], R[2, 1], R[2, 2]))
+    return (p[0], p[1], p[2]), rows, (h[0], h[1], h[2])
 
 
 @kernel
@@ -82,6 +93,10 @@ def collide_plane_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, fe
     nx = Ra[0, 2]
     ny = Ra[1, 2]
     nz = Ra[2, 2]
+    ox = pa[0]
+    oy = pa[1]
+    oz = pa[2]
+    p, R, h = _box_tuples(pb, Rb, sb)
     normal[0] = nx
     normal[1] = ny
     normal[2] = nz
@@ -93,14 +108,14 @@ def collide_plane_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, fe
         for k in range(8):
             if taken & (1 << k):
                 continue
-            s, _, _, _ = _box_vertex_sep(pb, Rb, sb, k, nx, ny, nz, pa[0], pa[1], pa[2])
+            s, _, _, _ = _box_vertex_sep(p, R, h, k, nx, ny, nz, ox, oy, oz)
             if s < best_s or (best_k < 0 and s <= best_s):
                 best_s = s
                 best_k = k
         if best_k < 0:
             break
         taken |= 1 << best_k
-        s, vx, vy, vz = _box_vertex_sep(pb, Rb, sb, best_k, nx, ny, nz, pa[0], pa[1], pa[2])
+        s, vx, vy, vz = _box_vertex_sep(p, R, h, best_k, nx, ny, nz, ox, oy, oz)
         points[count, 0] = vx - 0.5 * s * nx
         points[count, 1] = vy - 0.5 * s * ny
         points[count, 2] = vz - 0.5 * s * nz
@@ -418,7 +433,7 @@ def _collect_contacts(poly, n, cand, quad, hu, hv, tol, face_code, margin):
 
 
 @kernel
-def _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, points, depths, features):
+def _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, points, depths, features, buf):
     """Face contact with the reference face on box r (normal axis `axis`), incident box i.
 
     Catto 001 §8.2 / Fig. 3: the reference face is the face of r whose outward normal m points
@@ -441,8 +456,7 @@ def _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, point
     hu = hr[u]
     hv = hr[v]
 
-    # buf[0], buf[1]: ping-pong polygons; buf[2]: the incident quad (kept for label snapping).
-    buf = np.empty((3, 8, 5))
+    # buf (3, 8, 5): buf[0], buf[1] ping-pong polygons; buf[2] the incident quad (kept for label snapping).
     inc_face, hp, hq = _incident_quad(pi, Ri, hi, mx, my, mz, pr[0] + hr[axis] * mx, pr[1] + hr[axis] * my,
                                       pr[2] + hr[axis] * mz, Rr, u, v, buf[2])
     n, cur = _clip_to_reference(buf, hu, hv)
@@ -552,13 +566,15 @@ def _box_edge_contact(pa, Ra, sa, pb, Rb, sb, i, j, margin, normal, points, dept
 # ---------------------------------------------------------------------------------------------
 
 @kernel
-def collide_box_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features):
+def collide_box_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, features, scratch=None):
     """Two boxes: SAT over 15 axes, then a clipped face manifold or an edge-edge point.
 
     Axis choice with a stateless bias (tol = ABS_TOL_FRAC * smallest half extent):
     B's best face replaces A's when sep_B > REL_TOL sep_A + tol; the best edge axis replaces the
     face when sep_E > REL_TOL sep_face + tol. If the face clip leaves no point within the margin
     (a corner grazing past the face), the edge axis is used instead when it is within the margin.
+    ``scratch`` is an optional (3, 8, 5) work array for the face clipping (the narrow phase passes one
+    per chunk of pairs so that no pair allocates); without it one is allocated.
     """
     sep_max, ia, sep_a, ib, sep_b, ei, ej, sep_e = _box_box_sat(pa, Ra, sa, pb, Rb, sb)
     if sep_max > margin:
@@ -574,7 +590,8 @@ def collide_box_box(pa, Ra, sa, pb, Rb, sb, margin, normal, points, depths, feat
         axis = ib if use_b else ia
         pr, Rr, hr = (pb, Rb, sb) if use_b else (pa, Ra, sa)
         pi, Ri, hi = (pa, Ra, sa) if use_b else (pb, Rb, sb)
-        n = _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, points, depths, features)
+        buf = np.empty((3, 8, 5)) if scratch is None else scratch
+        n = _box_face_contact(pr, Rr, hr, axis, pi, Ri, hi, owner, margin, normal, points, depths, features, buf)
         use_edge = n == 0 and ei >= 0 and sep_e <= margin
     if use_edge:
         n = _box_edge_contact(pa, Ra, sa, pb, Rb, sb, ei, ej, margin, normal, points, depths, features)
