@@ -183,11 +183,128 @@ def _resolve_loop(size, cap, stamp, want, heap, base, pos, hkey, closing_speed_o
     arrays, inlined or called, makes Numba take and drop a reference to each array per call (an
     atomic add each), and those calls cost as much as the rest of the iteration (measured with
     perf: NRT_incref/NRT_decref held ~45 % of the resolution time)."""
-    for start in range(size // 2 - 1, -1, -1):  # heapify (Floyd): sift each inner node down
-        i = start
-        c = heap[base + i]
-        kc = hkey[base + i]
-        while True:
+    heapify = size // 2 - 1  # Floyd's heapify first: the inner nodes, last to first, sifted down
+    it = 0
+    while size > 0:
+        if heapify >= 0:
+            i = heapify
+            heapify -= 1
+            c = heap[base + i]
+            kc = hkey[base + i]
+        else:
+            c = heap[base]
+            u = unormal[c]
+            if u < -threshold and not (closing_speed_order and hkey[base] != u):
+                if it >= cap:
+                    break
+                # Alg. 8 with Alg. 11: the impulse that gives contact c its wanted velocity change. Wanted
+                # change in contact space: (-(1 + e) u0, -u1, -u2), with e := 0 when the closing speed -u0
+                # is below the restitution threshold (resting contacts never bounce, Eq. 3.8.1). dj = K_c^-1
+                # of it is static friction; outside the cone |dj_t| > mu_s dj0 the kinetic impulse keeps the
+                # normal row exact on the cone of mu_k (Eq. 3.5.5-3.5.8). P = B dj acts +P on b, -P on a.
+                a, b = contact_body_a[c], contact_body_b[c]
+                ra0, ra1, ra2 = r_a[c, 0], r_a[c, 1], r_a[c, 2]
+                rb0, rb1, rb2 = r_b[c, 0], r_b[c, 1], r_b[c, 2]
+                u_x = (v[b, 0] + w[b, 1] * rb2 - w[b, 2] * rb1) - (v[a, 0] + w[a, 1] * ra2 - w[a, 2] * ra1)
+                u_y = (v[b, 1] + w[b, 2] * rb0 - w[b, 0] * rb2) - (v[a, 1] + w[a, 2] * ra0 - w[a, 0] * ra2)
+                u_z = (v[b, 2] + w[b, 0] * rb1 - w[b, 1] * rb0) - (v[a, 2] + w[a, 0] * ra1 - w[a, 1] * ra0)
+                u0 = basis[c, 0, 0] * u_x + basis[c, 1, 0] * u_y + basis[c, 2, 0] * u_z
+                u1 = basis[c, 0, 1] * u_x + basis[c, 1, 1] * u_y + basis[c, 2, 1] * u_z
+                u2 = basis[c, 0, 2] * u_x + basis[c, 1, 2] * u_y + basis[c, 2, 2] * u_z
+                e = restitution[c] if -u0 >= restitution_threshold else 0.0
+                t0, t1, t2 = -(1.0 + e) * u0, -u1, -u2
+                j0 = kinv[c, 0, 0] * t0 + kinv[c, 0, 1] * t1 + kinv[c, 0, 2] * t2
+                j1 = kinv[c, 1, 0] * t0 + kinv[c, 1, 1] * t1 + kinv[c, 1, 2] * t2
+                j2 = kinv[c, 2, 0] * t0 + kinv[c, 2, 1] * t1 + kinv[c, 2, 2] * t2
+                alpha = j1 * j1 + j2 * j2
+                ms = mu_s[c]
+                if alpha > ms * ms * j0 * j0:
+                    beta = mu_k[c] / math.sqrt(alpha)
+                    j0 = t0 / (krow[c, 0] + beta * (krow[c, 1] * j1 + krow[c, 2] * j2))
+                    lam = beta * j0
+                    j1 *= lam
+                    j2 *= lam
+                p0 = basis[c, 0, 0] * j0 + basis[c, 0, 1] * j1 + basis[c, 0, 2] * j2
+                p1 = basis[c, 1, 0] * j0 + basis[c, 1, 1] * j1 + basis[c, 1, 2] * j2
+                p2 = basis[c, 2, 0] * j0 + basis[c, 2, 1] * j1 + basis[c, 2, 2] * j2
+                impulse[c, 0] += p0
+                impulse[c, 1] += p1
+                impulse[c, 2] += p2
+                normal_impulse[c] += j0
+                for side in range(2):  # v += s P / m, w += s I^-1 (r x P) (Eq. 3.4.4), s = +1 on b, -1 on a
+                    i = b if side == 0 else a
+                    if rigid[i]:
+                        continue
+                    sg = 1.0 if side == 0 else -1.0
+                    r0, r1, r2 = (rb0, rb1, rb2) if side == 0 else (ra0, ra1, ra2)
+                    im = body_inv_mass[i] * sg
+                    tx = r1 * p2 - r2 * p1
+                    ty = r2 * p0 - r0 * p2
+                    tz = r0 * p1 - r1 * p0
+                    v[i, 0] += im * p0
+                    v[i, 1] += im * p1
+                    v[i, 2] += im * p2
+                    for k in range(3):
+                        w[i, k] += sg * (body_inv_inertia_world[i, k, 0] * tx + body_inv_inertia_world[i, k, 1] * ty
+                                         + body_inv_inertia_world[i, k, 2] * tz)
+                if not body_fixed[a]:
+                    body_asleep[a] = False  # wake rule 3: a contact of it was processed
+                if not body_fixed[b]:
+                    body_asleep[b] = False
+                if rigid[a] and rigid[b]:
+                    unormal[c] = 0.0  # cannot happen for a stage contact; never loop on it
+                for side in range(2):  # the affected contacts: those of a, then those of b
+                    body = a if side == 0 else b
+                    if rigid[body] or (side == 1 and b == a):
+                        continue
+                    for j in range(body_contact_start[body], body_contact_start[body + 1]):
+                        t = body_contacts[j]
+                        if stamp[t] != want:
+                            continue
+                        ta, tb = contact_body_a[t], contact_body_b[t]  # normal_velocity(t), written out
+                        ut = (jrow[t, 0] * (v[tb, 0] - v[ta, 0]) + jrow[t, 1] * (v[tb, 1] - v[ta, 1])
+                              + jrow[t, 2] * (v[tb, 2] - v[ta, 2]) + jrow[t, 6] * w[tb, 0] + jrow[t, 7] * w[tb, 1]
+                              + jrow[t, 8] * w[tb, 2] - jrow[t, 3] * w[ta, 0] - jrow[t, 4] * w[ta, 1]
+                              - jrow[t, 5] * w[ta, 2])
+                        unormal[t] = ut
+                        if ut >= -threshold:
+                            continue  # lazy: dropped when it surfaces
+                        i = pos[t]
+                        if i < 0:  # push
+                            i = size
+                            size += 1
+                            kt = ut if closing_speed_order else float(t)
+                        elif closing_speed_order and ut < hkey[base + i]:  # closes faster: re-key
+                            kt = ut
+                        else:
+                            continue
+                        while i > 0:  # sift t up
+                            par = (i - 1) >> 1
+                            d = heap[base + par]
+                            kd = hkey[base + par]
+                            if not (kt < kd or (kt == kd and t < d)):
+                                break
+                            heap[base + i] = d
+                            hkey[base + i] = kd
+                            pos[d] = i
+                            i = par
+                        heap[base + i] = t
+                        hkey[base + i] = kt
+                        pos[t] = i
+                it += 1
+                continue
+            # stale top: drop it (no longer closing: the last entry takes the root) or re-key it
+            if u >= -threshold:
+                pos[c] = -1
+                size -= 1
+                if size == 0:
+                    break
+                c = heap[base + size]
+                kc = hkey[base + size]
+            else:
+                kc = u
+            i = 0
+        while True:  # sift (c, kc) down from slot i (the one sift-down of the heapify and the top)
             ch = 2 * i + 1
             if ch >= size:
                 break
@@ -206,139 +323,6 @@ def _resolve_loop(size, cap, stamp, want, heap, base, pos, hkey, closing_speed_o
         heap[base + i] = c
         hkey[base + i] = kc
         pos[c] = i
-    it = 0
-    while size > 0:
-        c = heap[base]
-        u = unormal[c]
-        if u >= -threshold or (closing_speed_order and hkey[base] != u):
-            # stale top: drop it (no longer closing: the last entry takes the root) or re-key it,
-            # then sift the root entry down
-            if u >= -threshold:
-                pos[c] = -1
-                size -= 1
-                if size == 0:
-                    break
-                c = heap[base + size]
-                kc = hkey[base + size]
-            else:
-                kc = u
-            i = 0
-            while True:
-                ch = 2 * i + 1
-                if ch >= size:
-                    break
-                if ch + 1 < size:
-                    k0, k1 = hkey[base + ch], hkey[base + ch + 1]
-                    if k1 < k0 or (k1 == k0 and heap[base + ch + 1] < heap[base + ch]):
-                        ch += 1
-                d = heap[base + ch]
-                kd = hkey[base + ch]
-                if not (kd < kc or (kd == kc and d < c)):
-                    break
-                heap[base + i] = d
-                hkey[base + i] = kd
-                pos[d] = i
-                i = ch
-            heap[base + i] = c
-            hkey[base + i] = kc
-            pos[c] = i
-            continue
-        if it >= cap:
-            break
-        # Alg. 8 with Alg. 11: the impulse that gives contact c its wanted velocity change. Wanted
-        # change in contact space: (-(1 + e) u0, -u1, -u2), with e := 0 when the closing speed -u0
-        # is below the restitution threshold (resting contacts never bounce, Eq. 3.8.1). dj = K_c^-1
-        # of it is static friction; outside the cone |dj_t| > mu_s dj0 the kinetic impulse keeps the
-        # normal row exact on the cone of mu_k (Eq. 3.5.5-3.5.8). P = B dj acts +P on b, -P on a.
-        a, b = contact_body_a[c], contact_body_b[c]
-        ra0, ra1, ra2 = r_a[c, 0], r_a[c, 1], r_a[c, 2]
-        rb0, rb1, rb2 = r_b[c, 0], r_b[c, 1], r_b[c, 2]
-        u_x = (v[b, 0] + w[b, 1] * rb2 - w[b, 2] * rb1) - (v[a, 0] + w[a, 1] * ra2 - w[a, 2] * ra1)
-        u_y = (v[b, 1] + w[b, 2] * rb0 - w[b, 0] * rb2) - (v[a, 1] + w[a, 2] * ra0 - w[a, 0] * ra2)
-        u_z = (v[b, 2] + w[b, 0] * rb1 - w[b, 1] * rb0) - (v[a, 2] + w[a, 0] * ra1 - w[a, 1] * ra0)
-        u0 = basis[c, 0, 0] * u_x + basis[c, 1, 0] * u_y + basis[c, 2, 0] * u_z
-        u1 = basis[c, 0, 1] * u_x + basis[c, 1, 1] * u_y + basis[c, 2, 1] * u_z
-        u2 = basis[c, 0, 2] * u_x + basis[c, 1, 2] * u_y + basis[c, 2, 2] * u_z
-        e = restitution[c] if -u0 >= restitution_threshold else 0.0
-        t0, t1, t2 = -(1.0 + e) * u0, -u1, -u2
-        j0 = kinv[c, 0, 0] * t0 + kinv[c, 0, 1] * t1 + kinv[c, 0, 2] * t2
-        j1 = kinv[c, 1, 0] * t0 + kinv[c, 1, 1] * t1 + kinv[c, 1, 2] * t2
-        j2 = kinv[c, 2, 0] * t0 + kinv[c, 2, 1] * t1 + kinv[c, 2, 2] * t2
-        alpha = j1 * j1 + j2 * j2
-        ms = mu_s[c]
-        if alpha > ms * ms * j0 * j0:
-            beta = mu_k[c] / math.sqrt(alpha)
-            j0 = t0 / (krow[c, 0] + beta * (krow[c, 1] * j1 + krow[c, 2] * j2))
-            lam = beta * j0
-            j1 *= lam
-            j2 *= lam
-        p0 = basis[c, 0, 0] * j0 + basis[c, 0, 1] * j1 + basis[c, 0, 2] * j2
-        p1 = basis[c, 1, 0] * j0 + basis[c, 1, 1] * j1 + basis[c, 1, 2] * j2
-        p2 = basis[c, 2, 0] * j0 + basis[c, 2, 1] * j1 + basis[c, 2, 2] * j2
-        impulse[c, 0] += p0
-        impulse[c, 1] += p1
-        impulse[c, 2] += p2
-        normal_impulse[c] += j0
-        for side in range(2):  # v += s P / m, w += s I^-1 (r x P) (Eq. 3.4.4), s = +1 on b, -1 on a
-            i = b if side == 0 else a
-            if rigid[i]:
-                continue
-            sg = 1.0 if side == 0 else -1.0
-            r0, r1, r2 = (rb0, rb1, rb2) if side == 0 else (ra0, ra1, ra2)
-            im = body_inv_mass[i] * sg
-            tx = r1 * p2 - r2 * p1
-            ty = r2 * p0 - r0 * p2
-            tz = r0 * p1 - r1 * p0
-            v[i, 0] += im * p0
-            v[i, 1] += im * p1
-            v[i, 2] += im * p2
-            for k in range(3):
-                w[i, k] += sg * (body_inv_inertia_world[i, k, 0] * tx + body_inv_inertia_world[i, k, 1] * ty
-                                 + body_inv_inertia_world[i, k, 2] * tz)
-        if not body_fixed[a]:
-            body_asleep[a] = False  # wake rule 3: a contact of it was processed
-        if not body_fixed[b]:
-            body_asleep[b] = False
-        if rigid[a] and rigid[b]:
-            unormal[c] = 0.0  # cannot happen for a stage contact; never loop on it
-        for side in range(2):  # the affected contacts: those of a, then those of b
-            body = a if side == 0 else b
-            if rigid[body] or (side == 1 and b == a):
-                continue
-            for j in range(body_contact_start[body], body_contact_start[body + 1]):
-                t = body_contacts[j]
-                if stamp[t] != want:
-                    continue
-                ta, tb = contact_body_a[t], contact_body_b[t]  # normal_velocity(t), written out
-                ut = (jrow[t, 0] * (v[tb, 0] - v[ta, 0]) + jrow[t, 1] * (v[tb, 1] - v[ta, 1])
-                      + jrow[t, 2] * (v[tb, 2] - v[ta, 2]) + jrow[t, 6] * w[tb, 0] + jrow[t, 7] * w[tb, 1]
-                      + jrow[t, 8] * w[tb, 2] - jrow[t, 3] * w[ta, 0] - jrow[t, 4] * w[ta, 1] - jrow[t, 5] * w[ta, 2])
-                unormal[t] = ut
-                if ut >= -threshold:
-                    continue  # lazy: dropped when it surfaces
-                i = pos[t]
-                if i < 0:  # push
-                    i = size
-                    size += 1
-                    kt = ut if closing_speed_order else float(t)
-                elif closing_speed_order and ut < hkey[base + i]:  # closes faster: re-key
-                    kt = ut
-                else:
-                    continue
-                while i > 0:  # sift t up
-                    par = (i - 1) >> 1
-                    d = heap[base + par]
-                    kd = hkey[base + par]
-                    if not (kt < kd or (kt == kd and t < d)):
-                        break
-                    heap[base + i] = d
-                    hkey[base + i] = kd
-                    pos[d] = i
-                    i = par
-                heap[base + i] = t
-                hkey[base + i] = kt
-                pos[t] = i
-        it += 1
     return it, size
 
 
