@@ -40,20 +40,18 @@ def batches(n, fixed, m, body_a, body_b) -> Batches:
     return Batches(int(nb), *out)
 
 
-def _bins(bt: Batches, active, parallel: bool, threads: int):
-    nbins = threads if parallel else 1
-    bin_start = np.empty(nbins + 1, np.int64)
-    bin_batches = np.empty(max(bt.count, 1), np.int64)
-    assign_bins(bt.count, bt.batch_contact_start, active, nbins, bin_start, bin_batches)
-    return nbins, bin_start, bin_batches
-
-
-def _threads(parallel: bool, m: int, min_contacts: int) -> tuple[bool, int]:
+def _schedule(bt: Batches, active, parallel: bool, m: int, min_contacts: int):
+    """Whether to use the threads (``parallel``, at least ``min_contacts`` contacts, > 1 thread) and
+    the active batches shared among them (``assign_bins``): (use, nbins, bin_start, bin_batches)."""
     import numba
 
     threads = numba.get_num_threads()
     use = bool(parallel) and m >= min_contacts and threads > 1
-    return use, threads
+    nbins = threads if use else 1
+    bin_start = np.empty(nbins + 1, np.int64)
+    bin_batches = np.empty(max(bt.count, 1), np.int64)
+    assign_bins(bt.count, bt.batch_contact_start, active, nbins, bin_start, bin_batches)
+    return use, nbins, bin_start, bin_batches
 
 
 def correct(bt: Batches, m, body_a, body_b, point, normal, depth, position, fixed, asleep, v, w, dt, threshold,
@@ -67,8 +65,7 @@ def correct(bt: Batches, m, body_a, body_b, point, normal, depth, position, fixe
                                  np.empty(bt.count, np.bool_))
     if not active.any():
         return stats
-    use, threads = _threads(parallel, m, min_contacts)
-    nbins, bin_start, bin_batches = _bins(bt, active, use, threads)
+    use, nbins, bin_start, bin_batches = _schedule(bt, active, parallel, m, min_contacts)
     run = correct_bins_parallel if use else correct_bins_serial
     run(nbins, bin_start, bin_batches, bt.batch_contact_start, bt.batch_contacts, bt.batch_body_start,
         bt.batch_bodies, bt.body_contact_start, bt.body_contacts, body_a, body_b, point, normal, depth, position,
@@ -96,8 +93,7 @@ def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu
     impulse[:m] = 0.0
     if awake_batches(bt.count, bt.batch_body_start, bt.batch_bodies, asleep, active) == 0:
         return stats
-    use, threads = _threads(parallel, m, min_contacts)
-    nbins, bin_start, bin_batches = _bins(bt, active, use, threads)
+    use, nbins, bin_start, bin_batches = _schedule(bt, active, parallel, m, min_contacts)
     run = resolve_bins_parallel if use else resolve_bins_serial
     run(nbins, bin_start, bin_batches, bt.batch_contact_start, bt.batch_contacts, bt.batch_body_start,
         bt.batch_bodies, bt.body_contact_start, bt.body_contacts, body_a, body_b, point, normal, restitution, mu_s,
