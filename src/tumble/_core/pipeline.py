@@ -35,6 +35,10 @@ from tumble._core.dynamics.joints.rows import (
     update_joint_coordinates,
 )
 from tumble._core.solvers.common import count_body_contacts, prepare_contact_rows, store_contact_impulses
+from tumble._core.solvers.impulse import driver as impulse_driver
+from tumble._core.solvers.impulse.counters import step_counters as impulse_step_counters
+from tumble._core.solvers.impulse.sleeping import sleep_check as impulse_sleep_check
+from tumble._core.solvers.impulse.sleeping import velocity_update as impulse_velocity_update
 from tumble._core.solvers.pgs import relax_pgs, solve_pgs
 from tumble._core.solvers.shock import (
     accumulate_displacement,
@@ -408,14 +412,6 @@ def _step_impulse(w, dt, prof, t):
     the last step; detection sees that state; batches; penetration correction; wake rules 5-6 and
     the velocity update (gravity damping, Alg. 12); contact resolution (Alg. 9-11, shock
     propagation Alg. 10); sleep check (Alg. 5). Returns the contact count."""
-    from tumble._core.solvers.impulse import driver
-    from tumble._core.solvers.impulse.sleeping import (
-        damped_gravity_forces,
-        sleep_check,
-        support_counts,
-        wake_unsupported,
-    )
-
     b, s = w.bodies, w.settings
     if w.joint_count:
         from tumble.errors import SettingsError
@@ -429,56 +425,52 @@ def _step_impulse(w, dt, prof, t):
     m = _collide(w, prof, t)
     t = time.perf_counter()
     c = w.contact_store
-    bt = driver.batches(n, b.body_fixed, m, c.contact_body_a, c.contact_body_b)
+    bt = impulse_driver.batches(n, b.body_fixed, m, c.contact_body_a, c.contact_body_b)
     t = _lap(prof, "batches", t)
 
     pen_before = float(c.contact_depth[:m].max()) if m else 0.0
-    cstats = driver.correct(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
-                            c.contact_depth, b.body_position, b.body_fixed, b.body_asleep, v, om, dt,
-                            s.penetration_threshold, s.remaining_penetration, s.parallel_batches)
+    cstats = impulse_driver.correct(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                                    c.contact_depth, b.body_position, b.body_fixed, b.body_asleep, v, om, dt,
+                                    s.penetration_threshold, s.remaining_penetration, s.parallel_batches)
     t = _lap(prof, "correction", t)
 
     # wake rules 5 and 6, then the velocity update of awake bodies with gravity damping (Alg. 12)
-    support = np.empty(n, np.int64)
-    support_counts(m, c.contact_body_a, c.contact_body_b, c.contact_normal, w.gravity, n, support)
-    woken = wake_unsupported(n, b.body_fixed, b.body_asleep, support, b.body_support_count)
-    force = np.empty((n, 3))
-    still = np.empty(n, np.bool_)
-    damped = damped_gravity_forces(n, b.body_fixed, b.body_asleep, b.body_mass, v, om, b.body_reach, b.body_force,
-                                   w.gravity, s.gravity_damping, s.gravity_damping_threshold, force, still)
-    integrate_velocities(v, om, b.body_orientation, b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_world,
-                         force, b.body_torque, still, n, w.gravity, dt, s.gyroscopic, s.linear_damping,
-                         s.angular_damping)
+    woken, damped = impulse_velocity_update(
+        m, c.contact_body_a, c.contact_body_b, c.contact_normal, n, b.body_fixed, b.body_asleep, b.body_support_count,
+        b.body_mass, v, om, b.body_reach, b.body_force, b.body_torque, b.body_orientation, b.body_inv_mass,
+        b.body_inertia_local, b.body_inv_inertia_world, w.gravity, dt, s.gravity_damping, s.gravity_damping_threshold,
+        s.gyroscopic, s.linear_damping, s.angular_damping)
     t = _lap(prof, "velocities", t)
 
     mu = c.contact_friction[:m]
-    rstats = driver.resolve(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
-                            c.contact_restitution, mu, s.kinetic_friction_ratio * mu, b.body_position, b.body_inv_mass,
-                            b.body_inv_inertia_world, b.body_fixed, b.body_asleep, v, om, s.resolution_threshold,
-                            s.restitution_threshold, s.max_iterations_factor, s.shock_propagation,
-                            s.shock_iterations_factor, s.contact_order == "closing_speed", c.contact_normal_impulse,
-                            c.contact_friction_impulse, s.parallel_batches,
-                            stage_below_only=s.shock_stage_contacts == "below")
+    rstats = impulse_driver.resolve(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                                    c.contact_restitution, mu, s.kinetic_friction_ratio * mu, b.body_position,
+                                    b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, b.body_asleep, v, om,
+                                    s.resolution_threshold, s.restitution_threshold, s.max_iterations_factor,
+                                    s.shock_propagation, s.shock_iterations_factor, s.contact_order == "closing_speed",
+                                    c.contact_normal_impulse, c.contact_friction_impulse, s.parallel_batches,
+                                    stage_below_only=s.shock_stage_contacts == "below")
     t = _lap(prof, "resolution", t)
 
-    asleep = sleep_check(n, b.body_fixed, b.body_asleep, v, om, b.body_reach, b.body_sleep_motion,
-                         s.sleep_threshold, s.sleep_bias, s.sleep_rwa_max_factor * s.sleep_threshold ** 2)
+    asleep = impulse_sleep_check(n, b.body_fixed, b.body_asleep, v, om, b.body_reach, b.body_sleep_motion,
+                                 s.sleep_threshold, s.sleep_bias, s.sleep_rwa_max_factor * s.sleep_threshold ** 2)
     _lap(prof, "sleeping", t)
+    (largest, pen, corr, unres, moved, its, left, shock_its, shock_batches,
+     fixed) = impulse_step_counters(bt.count, bt.batch_contact_start, cstats, rstats, n, b.body_fixed)
     k = w.counters
     k["batches"] = bt.count
-    k["largest_batch"] = int(np.max(np.diff(bt.batch_contact_start[: bt.count + 1]))) if bt.count else 0
+    k["largest_batch"] = largest
     k["penetration_before"] = pen_before
-    k["penetrating"], k["corrected"], k["unresolvable"], k["bodies_moved"] = cstats.sum(axis=0).tolist()
-    its, _stages, left, shock_its = rstats.sum(axis=0).tolist()
+    k["penetrating"], k["corrected"], k["unresolvable"], k["bodies_moved"] = pen, corr, unres, moved
     k["global_iterations"] = its
     k["shock_iterations"] = shock_its
     k["iterations"] = its + shock_its
-    k["shock_batches"] = int(np.count_nonzero(rstats[:, 1]))
+    k["shock_batches"] = shock_batches
     k["closing_left"] = left
-    k["woken_unsupported"] = int(woken)
-    k["gravity_damped"] = int(damped)
-    k["asleep"] = int(asleep)
-    k["awake"] = int(n - asleep - np.count_nonzero(b.body_fixed[:n]))
+    k["woken_unsupported"] = woken
+    k["gravity_damped"] = damped
+    k["asleep"] = asleep
+    k["awake"] = n - asleep - fixed
     k["merit"] = 0.0
     return m
 
