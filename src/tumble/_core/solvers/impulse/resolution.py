@@ -318,17 +318,20 @@ def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, ma
                                   + jrow[t, 8] * w[tb, 2] - jrow[t, 3] * w[ta, 0] - jrow[t, 4] * w[ta, 1]
                                   - jrow[t, 5] * w[ta, 2])
                             unormal[t] = ut
-                            if ut >= -threshold:
-                                continue  # lazy: dropped when it surfaces
+                            # push it (closing, not in the heap) or re-key it (closes faster than its key);
+                            # otherwise lazy: a slower or no longer closing entry is handled when it surfaces.
+                            # One branch: the tests are combined with & and | (data-dependent branches
+                            # mispredict); hkey[base + i] is read even for i = -1 (a valid slot, unused then)
                             i = pos[t]
-                            if i < 0:  # push
+                            push = i < 0
+                            if not ((ut < -threshold) & (push | (closing_speed_order & (ut < hkey[base + i])))):
+                                continue
+                            if push:
                                 i = size
                                 size += 1
                                 kt = ut if closing_speed_order else float(t)
-                            elif closing_speed_order and ut < hkey[base + i]:  # closes faster: re-key
-                                kt = ut
                             else:
-                                continue
+                                kt = ut
                             while i > 0:  # sift t up
                                 par = (i - 1) >> 1
                                 d = heap[base + par]
