@@ -176,7 +176,7 @@ def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, ma
                   stamp, want, heap, base, pos, hkey, closing_speed_order, threshold, contact_body_a, contact_body_b,
                   basis, kinv, krow, r_a, r_b, jrow, restitution, mu_s, mu_k, restitution_threshold, rigid, body_fixed,
                   body_asleep, body_inv_mass, body_inv_inertia_world, v, w, unormal, impulse, normal_impulse,
-                  body_contact_start, body_contacts):
+                  body_contact_start, links):
     """Alg. 9's loop: resolve the fastest-closing contact, re-evaluate the contacts it affects (the
     contacts of its two bodies whose ``stamp`` is ``want``: §3.8's affected list), until none closes
     or ``cap`` iterations. Two uses of the one loop:
@@ -309,10 +309,12 @@ def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, ma
                         if rigid[body] or (side == 1 and b == a):
                             continue
                         for j in range(body_contact_start[body], body_contact_start[body + 1]):
-                            t = body_contacts[j]
+                            t = links[j, 0]
                             if stamp[t] != want:
                                 continue
-                            ta, tb = contact_body_a[t], contact_body_b[t]  # normal_velocity(t), written out
+                            e = links[j, 1]  # the other body, ~it when body is the contact's b
+                            ta = body if e >= 0 else ~e  # normal_velocity(t), written out
+                            tb = e if e >= 0 else body
                             ut = (jrow[t, 0] * (v[tb, 0] - v[ta, 0]) + jrow[t, 1] * (v[tb, 1] - v[ta, 1])
                                   + jrow[t, 2] * (v[tb, 2] - v[ta, 2]) + jrow[t, 6] * w[tb, 0] + jrow[t, 7] * w[tb, 1]
                                   + jrow[t, 8] * w[tb, 2] - jrow[t, 3] * w[ta, 0] - jrow[t, 4] * w[ta, 1]
@@ -419,6 +421,17 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
         return
     # the contacts' bases and matrices, then the global phase (Alg. 9) of every batch of the run, each
     # in one call (scratch per batch: see above)
+    # the affected lists with the other body beside each contact (links[j] = (t, other body, or ~it
+    # when the listed body is t's b)): the hot loop reads one row instead of t, then t's two bodies
+    links = np.empty((body_contacts.shape[0], 2), np.int64)
+    for jb in range(j0, j1):
+        k = bin_batches[jb]
+        for q in range(batch_body_start[k], batch_body_start[k + 1]):
+            x = batch_bodies[q]
+            for j in range(body_contact_start[x], body_contact_start[x + 1]):
+                t = body_contacts[j]
+                links[j, 0] = t
+                links[j, 1] = contact_body_b[t] if contact_body_a[t] == x else ~contact_body_a[t]
     contact_rows(j0, j1, bin_batches, batch_contact_start, batch_contacts, contact_body_a, contact_body_b,
                  contact_point, contact_normal, body_position, body_inv_mass, body_inv_inertia_world, rigid, basis,
                  kinv, krow, r_a, r_b, jrow)
@@ -426,7 +439,7 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
                   1, heap, 0, pos, hkey, closing_speed_order, resolution_threshold, contact_body_a, contact_body_b,
                   basis, kinv, krow, r_a, r_b, jrow, restitution, mu_s, mu_k, restitution_threshold, rigid, body_fixed,
                   body_asleep, body_inv_mass, body_inv_inertia_world, v, w, unormal, impulse, normal_impulse,
-                  body_contact_start, body_contacts)
+                  body_contact_start, links)
     for jb in range(j0, j1):
         k = bin_batches[jb]
         cs, ce = batch_contact_start[k], batch_contact_start[k + 1]
@@ -437,7 +450,7 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
                 contact_normal, body_position, restitution, mu_s, mu_k, body_inv_mass, body_inv_inertia_world,
                 body_fixed, body_asleep, v, w, resolution_threshold, restitution_threshold, shock_iterations_factor,
                 stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b, jrow, unormal, hkey, heap, pos,
-                stamp, rigid, body_mark, layer, impulse, normal_impulse, stats)
+                stamp, rigid, body_mark, layer, impulse, normal_impulse, stats, links)
         for j in range(cs, ce):
             c = batch_contacts[j]
             stamp[c] = 0
@@ -452,7 +465,8 @@ def _shock_propagation(k, cs, bs, be, bin_batches, batch_contact_start, batch_co
                        body_position, restitution, mu_s, mu_k, body_inv_mass, body_inv_inertia_world,
                        body_fixed, body_asleep, v, w, resolution_threshold, restitution_threshold,
                        shock_iterations_factor, stage_below_only, closing_speed_order, basis, kinv, krow, r_a, r_b,
-                       jrow, unormal, hkey, heap, pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats):
+                       jrow, unormal, hkey, heap, pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats,
+                       links):
     """Alg. 10: layer by layer from the bodies touching a fixed body, each stage resolves the contacts
     of its bodies (cap ``shock_iterations_factor`` x the stage's contacts), then freezes them
     (infinite mass: they take no more impulses, keep their velocity) so the layers above must get out
@@ -503,7 +517,7 @@ def _shock_propagation(k, cs, bs, be, bin_batches, batch_contact_start, batch_co
                                  contact_body_b, basis, kinv, krow, r_a, r_b, jrow, restitution, mu_s, mu_k,
                                  restitution_threshold, rigid, body_fixed, body_asleep, body_inv_mass,
                                  body_inv_inertia_world, v, w, unormal, impulse, normal_impulse, body_contact_start,
-                                 body_contacts)
+                                 links)
         shock_it += it
         left = _closing_left(heap, cs, size, unormal, resolution_threshold)
         _clear_heap(heap, cs, size, pos)
