@@ -329,3 +329,22 @@ def test_an_invalid_box_is_named_not_sorted(bad):
     sp.update(lo2, hi2, np.arange(4), np.zeros(4, bool), 4)  # a good update first, then the bad one
     with pytest.raises(ValueError, match="geom 2 has an invalid AABB"):
         sp.update(lo, hi, np.arange(4), np.zeros(4, bool), 4)
+
+
+def test_more_events_than_the_buffers_fall_back_to_a_full_sweep():
+    """The incremental update records its add/remove events in buffers of 4 n + 64; a step with
+    more events (here 40 scattered boxes all moved onto one spot: 780 new pairs against 224
+    slots, then scattered again: 780 removals) must still report exactly the brute-force set."""
+    n = 40
+    rng = np.random.default_rng(7)
+    scattered = rng.uniform(0, 100, (n, 3))
+    half = np.full((n, 3), 0.5)
+    body = np.arange(n, dtype=np.int64)
+    static = np.zeros(n, dtype=np.bool_)
+    sap = SweepAndPrune()
+    for step, c in enumerate([scattered, np.zeros((n, 3)) + rng.uniform(0, 0.1, (n, 3)), scattered]):
+        lo, hi = c - half, c + half
+        got = sap.update(lo, hi, body, static, n)
+        _assert_same(got, lo, hi, body, static, n, step)
+        assert not sap.last_reinit or step == 0
+    assert sap.last_removed > 4 * n + 64  # the scatter step really overflowed the buffer

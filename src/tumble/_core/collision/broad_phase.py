@@ -398,6 +398,9 @@ def _sort_axis(k, ep_val, ep_id, ep_aux, n2, old_box, new_box, body, static,
         in S are removed, each exactly once; a pair that overlaps now has no stop event.
     A pair whose boxes pass right through each other on one axis gets a start and a stop event
     on that axis, but it overlaps on that axis neither before nor after, so neither rule fires.
+
+    Events go to ``add_buf``/``rem_buf`` (fixed size; events past it are counted, not stored: the
+    caller then sweeps from scratch). Returns (n_add, n_rem, swaps).
     """
     swaps = 0
     vals = ep_val[k]  # views of this axis' endpoint list
@@ -447,36 +450,34 @@ def _sort_axis(k, ep_val, ep_id, ep_aux, n2, old_box, new_box, body, static,
                 ):
                     # min of a moved left of max of b: start of overlap on axis k.
                     # add iff overlapping on all axes now and on all axes < k before
-                    nb = new_box
-                    ob = old_box
                     if (
-                        nb[a, k1] <= nb[b, k1 + 3] and nb[b, k1] <= nb[a, k1 + 3]
-                        and nb[a, k2] <= nb[b, k2 + 3] and nb[b, k2] <= nb[a, k2 + 3]
-                        and nb[a, k] <= nb[b, k + 3] and nb[b, k] <= nb[a, k + 3]
-                        and (k < 1 or (ob[a, 0] <= ob[b, 3] and ob[b, 0] <= ob[a, 3]))
-                        and (k < 2 or (ob[a, 1] <= ob[b, 4] and ob[b, 1] <= ob[a, 4]))
+                        new_box[a, k1] <= new_box[b, k1 + 3] and new_box[b, k1] <= new_box[a, k1 + 3]
+                        and new_box[a, k2] <= new_box[b, k2 + 3] and new_box[b, k2] <= new_box[a, k2 + 3]
+                        and new_box[a, k] <= new_box[b, k + 3] and new_box[b, k] <= new_box[a, k + 3]
+                        and (k < 1 or (old_box[a, 0] <= old_box[b, 3] and old_box[b, 0] <= old_box[a, 3]))
+                        and (k < 2 or (old_box[a, 1] <= old_box[b, 4] and old_box[b, 1] <= old_box[a, 4]))
                         and body[a] != body[b]
                         and not (static[a] and static[b])
                     ):
-                        add_buf = _push(add_buf, n_add, _make_key(a, b))
+                        if n_add < add_buf.shape[0]:
+                            add_buf[n_add] = _make_key(a, b)
                         n_add += 1
                 elif e_max == 1 and (
                     p0 <= aux[j, 5] and aux[j, 4] <= p1 and p2 <= aux[j, 7] and aux[j, 6] <= p3
                 ):
                     # max of a moved left of min of b: end of overlap on axis k.
                     # remove iff overlapping on all axes before and on all axes < k now
-                    nb = old_box
-                    ob = new_box
                     if (
-                        nb[a, k1] <= nb[b, k1 + 3] and nb[b, k1] <= nb[a, k1 + 3]
-                        and nb[a, k2] <= nb[b, k2 + 3] and nb[b, k2] <= nb[a, k2 + 3]
-                        and nb[a, k] <= nb[b, k + 3] and nb[b, k] <= nb[a, k + 3]
-                        and (k < 1 or (ob[a, 0] <= ob[b, 3] and ob[b, 0] <= ob[a, 3]))
-                        and (k < 2 or (ob[a, 1] <= ob[b, 4] and ob[b, 1] <= ob[a, 4]))
+                        old_box[a, k1] <= old_box[b, k1 + 3] and old_box[b, k1] <= old_box[a, k1 + 3]
+                        and old_box[a, k2] <= old_box[b, k2 + 3] and old_box[b, k2] <= old_box[a, k2 + 3]
+                        and old_box[a, k] <= old_box[b, k + 3] and old_box[b, k] <= old_box[a, k + 3]
+                        and (k < 1 or (new_box[a, 0] <= new_box[b, 3] and new_box[b, 0] <= new_box[a, 3]))
+                        and (k < 2 or (new_box[a, 1] <= new_box[b, 4] and new_box[b, 1] <= new_box[a, 4]))
                         and body[a] != body[b]
                         and not (static[a] and static[b])
                     ):
-                        rem_buf = _push(rem_buf, n_rem, _make_key(a, b))
+                        if n_rem < rem_buf.shape[0]:
+                            rem_buf[n_rem] = _make_key(a, b)
                         n_rem += 1
             vals[j + 1] = w
             ids[j + 1] = f
@@ -493,7 +494,7 @@ def _sort_axis(k, ep_val, ep_id, ep_aux, n2, old_box, new_box, body, static,
         aux[j + 1, 5] = p1
         aux[j + 1, 6] = p2
         aux[j + 1, 7] = p3
-    return add_buf, n_add, rem_buf, n_rem, swaps
+    return n_add, n_rem, swaps
 
 
 @kernel
@@ -539,18 +540,25 @@ def _incremental_step(ep_val, ep_id, ep_aux, n, old_box, new_box, lo, hi, body, 
     ``old_box`` holds the previous AABBs (packed); ``new_box`` is overwritten with ``lo``/``hi``.
     """
     _pack_boxes(lo, hi, n, new_box)
-    add_buf = np.empty(64, dtype=np.int64)
-    rem_buf = np.empty(64, dtype=np.int64)
+    # event buffers of fixed size, passed down and never re-bound: a growable buffer re-assigned
+    # inside the sort loop made Numba take and drop two references per endpoint (measured: ~3/4 of
+    # this function's time). More events than this (bodies teleported across the scene) fall back
+    # to a sweep from scratch, which is exact.
+    cap = 4 * n + 64
+    add_buf = np.empty(cap, dtype=np.int64)
+    rem_buf = np.empty(cap, dtype=np.int64)
     n_add = 0
     n_rem = 0
     swaps = 0
     for k in range(3):
-        add_buf, n_add, rem_buf, n_rem, s = _sort_axis(
+        n_add, n_rem, s = _sort_axis(
             k, ep_val, ep_id, ep_aux, 2 * n, old_box, new_box, body, static,
             add_buf, n_add, rem_buf, n_rem,
         )
         swaps += s
-    if n_add > 0 or n_rem > 0:
+    if n_add > cap or n_rem > cap:
+        keys, m = _sweep_keys(lo, hi, body, static, n)
+    elif n_add > 0 or n_rem > 0:
         _sort_keys(add_buf, n_add)
         _sort_keys(rem_buf, n_rem)
         keys, m = _merge_keys(keys, m, add_buf, n_add, rem_buf, n_rem)
