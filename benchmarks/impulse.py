@@ -510,7 +510,11 @@ def warm_up() -> float:
             ("cage", {"balls": 8, "boxes": 8, "per_row": 4, "gravity_time": 0.05}, {}, 0.3, None),
             ("newtons_cradle", {}, {}, 0.1, None), ("spin_down", {}, {}, 0.05, None)]
     import tumble.scenes as scenes
+    from tumble._core.solvers.impulse.driver import warm as warm_solver_kernels
 
+    # every kernel of the solver, serial and parallel (the small scenes below stay under the contact
+    # count that switches the parallel kernels on, which were otherwise loaded inside a timed step)
+    warm_solver_kernels()
     for scene, params, settings, secs, dt in jobs:
         try:
             spec = scenes.spec(scene, **params)
