@@ -233,7 +233,6 @@ def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, ma
             ncont = ce - cs
             factor = max_iterations_factor if max_iterations_factor > 0.0 else UNLIMITED_FACTOR
             cap = int(factor * ncont) + 1 if max_iterations_factor <= 0.0 else int(factor * ncont)
-            it = 0
         heapify = size // 2 - 1  # Floyd's heapify first: the inner nodes, last to first, sifted down
         it = 0
         while size > 0:
