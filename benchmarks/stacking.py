@@ -505,7 +505,7 @@ class PenetrationProbe:
         self.dynamic = [i for i, b in enumerate(spec.bodies) if not b.fixed and float(b.spawn_time) <= 0.0]
 
     def __call__(self, positions, orientations) -> float:
-        from tumble._core.pipeline import _collide
+        from tumble._core.stages import collide
 
         w = self.w
         pos = np.asarray(positions, dtype=float)
@@ -514,7 +514,7 @@ class PenetrationProbe:
             if i < len(pos):
                 w.set_position(i, pos[i])
                 w.set_orientation(i, quat[i])
-        n = _collide(w, {}, time.perf_counter())
+        n = collide(w._core, {}, time.perf_counter(), w.settings.warm_start)
         d = w.contact_store.contact_depth[:n]
         return float(max(0.0, d.max())) if n else 0.0
 

@@ -1,6 +1,7 @@
 """The World's joint bookkeeping (plain Python, run when joints change, never per step per joint):
 validation against the world's bodies, world-to-body-frame conversion, the row layout, collision
-exclusions of joined bodies, and breaking."""
+exclusions of joined bodies, and breaking. It writes the joint store and the joint layout of the core
+state (``tumble._core.state``): the step reads them, never this registry."""
 
 from __future__ import annotations
 
@@ -38,15 +39,26 @@ def _qmul(a, b):
 
 
 class JointRegistry:
-    def __init__(self, world):
-        self.w = world
+    def __init__(self, core):
+        self.w = core                          # the core state (stores, joint layout, time)
         self.specs: list[Joint] = []
         self.pairs: dict[int, int] = {}       # pair key -> joints excluding it
         self.user_pairs: dict[int, int] = {}  # pair key -> disable_collision calls
-        self.excluded_keys = np.zeros(0, dtype=np.int64)
-        self.version = 0                       # bumps when the exclusions change
-        self.row_total = 0                     # rows of all active joints
         self.breakable = False
+
+    @property
+    def row_total(self) -> int:
+        """Rows of all active joints (core.joint_layout.row_total)."""
+        return self.w.joint_layout.row_total
+
+    @property
+    def excluded_keys(self) -> np.ndarray:
+        return self.w.joint_layout.excluded_keys
+
+    @property
+    def version(self) -> int:
+        """Bumps when the collision exclusions change."""
+        return self.w.joint_layout.version
 
     # ---------------------------------------------------------------- validation
     def check(self, joint) -> int:
@@ -131,7 +143,6 @@ class JointRegistry:
         js.joint_collide[i] = joint.collide
         js.joint_active[i] = True
         js.joint_impulse[i] = 0.0
-        js.joint_aux_impulse[i] = 0.0
         js.joint_coord[i] = 0.0
         js.joint_force[i] = 0.0
         js.joint_torque[i] = 0.0
@@ -209,7 +220,7 @@ class JointRegistry:
         counts = np.where(js.joint_active[:n], counts, 0)
         js.joint_row_count[:n] = counts
         js.joint_row_start[:n] = np.cumsum(counts) - counts
-        self.row_total = int(counts.sum())
+        self.w.joint_layout.row_total = int(counts.sum())
 
     def speed(self, joint: int) -> float:
         """Rate of the joint coordinate from the current velocities (hinge: n_a . (w_b - w_a);
@@ -297,5 +308,5 @@ class JointRegistry:
 
     def _rebuild(self) -> None:
         keys = sorted(set(self.pairs) | set(self.user_pairs))
-        self.excluded_keys = np.array(keys, dtype=np.int64)
-        self.version += 1
+        self.w.joint_layout.excluded_keys = np.array(keys, dtype=np.int64)
+        self.w.joint_layout.version += 1

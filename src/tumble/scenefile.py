@@ -150,6 +150,7 @@ import dataclasses
 import difflib
 import json
 import math
+import warnings
 import numbers
 import re
 import tomllib
@@ -847,6 +848,9 @@ def _joint_in(loc: _Loc, v, bodies: list[BodySpec], refs: _Bodies) -> Joint:
 def _settings_in(loc: _Loc, settings, solver: str | None) -> dict:
     from tumble.settings import SOLVER_SETTINGS
 
+    def names_of(c) -> set:   # a class's fields and the deprecated names it still accepts (IGNORED)
+        return {f.name for f in dataclasses.fields(c)} | set(getattr(c, "IGNORED", ()))
+
     if not isinstance(settings, dict):
         raise loc.error("settings", settings, "must be a table of solver settings")
     for k, x in settings.items():
@@ -855,19 +859,23 @@ def _settings_in(loc: _Loc, settings, solver: str | None) -> dict:
     if solver is not None:
         classes = [SOLVER_SETTINGS[solver]]
     else:
-        classes = [c for c in SOLVER_SETTINGS.values() if set(settings) <= {f.name for f in dataclasses.fields(c)}]
+        # a class that has them all as real fields first (impulse accepts iterations but ignores it)
+        classes = ([c for c in SOLVER_SETTINGS.values() if set(settings) <= set(c.field_names())]
+                   or [c for c in SOLVER_SETTINGS.values() if set(settings) <= names_of(c)])
     if not classes:
-        names = sorted({f.name for c in SOLVER_SETTINGS.values() for f in dataclasses.fields(c)})
+        names = sorted({n for c in SOLVER_SETTINGS.values() for n in names_of(c)})
         bad = next(k for k in settings if k not in names)
         raise loc.say(f"unknown field 'settings.{bad}'{_suggest(bad, names)}: not a setting of any solver")
     cls = classes[0]
-    names = [f.name for f in dataclasses.fields(cls)]
+    names = sorted(names_of(cls))
     for k in settings:
         if k not in names:
             raise loc.say(f"unknown field 'settings.{k}'{_suggest(k, names)}: not a setting of solver "
                           f"{solver!r}")
     try:
-        cls().update(**copy.deepcopy(settings))
+        with warnings.catch_warnings():    # validation only: deprecated, ignored names are no error here
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cls().update(**copy.deepcopy(settings))
     except (TumbleError, ValueError, TypeError) as e:
         raise loc.wrap(e, "settings") from e
     return dict(settings)

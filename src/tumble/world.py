@@ -1,7 +1,10 @@
-"""World: the public facade. Bodies, shapes and settings go in; ``step`` runs the pipeline.
+"""World: the public facade. Bodies, shapes and settings go in; ``step`` runs the core step.
 
-Everything here is plain Python that validates input and converts it into the structure-of-arrays
-stores of ``tumble._core.storage``; the step itself (``tumble._core.pipeline``) only calls kernels.
+Everything here is plain Python that validates input and writes it into the core state
+(``tumble._core.state.CoreState``: the structure-of-arrays stores, broad phase, joint layout,
+counters); the step itself (``tumble._core.step``, the solver's stages) only calls kernels and never
+sees the World. Which solvers exist and what each supports comes from the solver registry
+(``tumble._core.solvers.registry``). See docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -14,14 +17,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tumble._core.collision.broad_phase import SweepAndPrune
-from tumble._core.collision.hull import HullStore
 from tumble._core.math3d import quat_to_matrices, quat_to_matrix_py
-from tumble._core.storage import BodyStore, ContactStore, GeomStore, JointStore, RowStore
-from tumble.errors import BodyError, SettingsError
+from tumble._core.solvers import registry
+from tumble._core.state import CoreState
+from tumble._core.step import step as _core_step
+from tumble.errors import BodyError, JointError, SettingsError, SimulationError
 from tumble.joint_registry import JointRegistry
 from tumble.materials import DEFAULT, Material
-from tumble.settings import SOLVER_SETTINGS
 from tumble.shapes import Compound, ConvexHull, Plane, Shape
 
 
@@ -67,30 +69,17 @@ class World:
     """A simulation world.
 
     ``World(gravity=(0, 0, -9.81), solver="pgs", **settings)``; settings are the fields of the
-    solver's settings class (``tumble.settings.PGSSettings``), also reachable as ``w.settings``.
+    solver's settings class (``tumble.settings.PGSSettings`` ...; ``tumble.solvers()`` lists the
+    solvers), also reachable as ``w.settings``. ``w.capabilities`` says what the solver supports.
     """
 
     def __init__(self, gravity=(0.0, 0.0, -9.81), solver: str = "pgs", **settings):
-        if solver not in SOLVER_SETTINGS:
-            raise SettingsError(f"unknown solver {solver!r}; known solvers: {sorted(SOLVER_SETTINGS)}")
-        self.gravity = _vec("World", "gravity", gravity, 3)
+        cls = registry.solver_class(solver)      # SettingsError naming the known solvers
+        g = _vec("World", "gravity", gravity, 3)
+        config = cls.settings_class()
+        config.update(**settings)
         self.solver = solver
-        self.settings = SOLVER_SETTINGS[solver]()
-        self.settings.update(**settings)
-        self.bodies = BodyStore()
-        self.geoms = GeomStore()
-        self.contact_store = ContactStore()
-        self.cache_store = ContactStore()
-        self.rows = RowStore()
-        self.hulls = HullStore()
-        self._hull_arrays = None
-        self.broad_phase = SweepAndPrune()
-        self.fat_count = 0  # geometries whose fat broad-phase boxes are initialised
-        self.profile: dict[str, float] = {}
-        self.counters: dict[str, float] = {}
-        self.merit_history = np.zeros(0)
-        self.time = 0.0
-        self.step_count = 0
+        self._core = CoreState(g, solver, config)
         self.scene = None
         self.default_dt = 1.0 / 60.0
         self._names: list[str] = []
@@ -98,9 +87,63 @@ class World:
         self._materials: list[Material] = []
         self._spawns: list[tuple[float, Shape, dict]] = []  # (time, shape, add_body keywords), queue order
         self._gravity_schedule: list[tuple[float, np.ndarray]] = []  # (time, gravity), queue order
-        self.joint_store = JointStore()
-        self._joints = JointRegistry(self)
+        self._joints = JointRegistry(self._core)
         self.events: list = []  # events of the last step (tumble.joints.JointBreak)
+
+    # ------------------------------------------------------------------ the core state, forwarded
+    @property
+    def capabilities(self):
+        """What this world's solver supports (``tumble._core.solvers.protocol.Capabilities``)."""
+        return self._core.solver.capabilities
+
+    @property
+    def settings(self):
+        """The solver's settings object (change fields between steps; checked before the next one)."""
+        return self._core.settings
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """Gravity [m/s^2] (3,); assign a 3-vector to change it."""
+        return self._core.gravity
+
+    @gravity.setter
+    def gravity(self, value) -> None:
+        self._core.gravity = _vec("World", "gravity", value, 3)
+
+    @property
+    def time(self) -> float:
+        """Simulated time [s]."""
+        return self._core.time
+
+    @property
+    def step_count(self) -> int:
+        return self._core.step_count
+
+    @property
+    def counters(self) -> dict:
+        """Counters of the last step (shared: contacts, pairs, bodies, max_penetration; the solver's
+        own are listed in ``capabilities.counters``)."""
+        return self._core.counters
+
+    @property
+    def profile(self) -> dict:
+        """ms per stage of the last step (and "total")."""
+        return self._core.profile
+
+    @property
+    def merit_history(self) -> np.ndarray:
+        """theta(lambda) after each sweep of the last step (row solvers with ``record_merit``)."""
+        return self._core.merit_history
+
+    # the stores, for recordings, metrics and tests (read them; the step owns them)
+    bodies = property(lambda self: self._core.bodies)
+    geoms = property(lambda self: self._core.geoms)
+    rows = property(lambda self: self._core.rows)
+    joint_store = property(lambda self: self._core.joint_store)
+    hulls = property(lambda self: self._core.hulls)
+    broad_phase = property(lambda self: self._core.broad_phase)
+    contact_store = property(lambda self: self._core.contacts, doc="This step's contact points (ContactStore).")
+    cache_store = property(lambda self: self._core.contacts_previous, doc="The last step's points (the cache).")
 
     # ------------------------------------------------------------------ bodies
     def add_body(self, shape: Shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), *,
@@ -134,6 +177,7 @@ class World:
             raise BodyError(f"{owner}: field fixed=False, but a Plane can only belong to a fixed body")
         if not isinstance(asleep, (bool, np.bool_)):
             raise BodyError(f"{owner}: field asleep={asleep!r} must be True or False")
+        # (a solver without sleeping accepts asleep=True and ignores it: scenes are shared by all solvers)
         if asleep and (np.any(v != 0.0) or np.any(om != 0.0)):
             raise BodyError(f"{owner}: field asleep=True, but the body has a velocity "
                             f"(linear {v.tolist()}, angular {om.tolist()}); a sleeping body is at rest")
@@ -167,10 +211,6 @@ class World:
         b.body_linear_velocity[i] = 0.0 if fixed else v
         b.body_angular_velocity[i] = 0.0 if fixed else om
         b.body_fixed[i] = fixed
-        b.body_asleep[i] = bool(asleep) and not fixed
-        # the recency-weighted motion starts at its cap, so a woken body must be still a few steps to
-        # fall asleep again (sleeping.sleep_check caps it at rwa_max)
-        b.body_sleep_motion[i] = math.inf if b.body_asleep[i] else 0.0
         b.body_mass[i] = m
         b.body_inv_mass[i] = 0.0 if fixed else 1.0 / m
         b.body_inertia_local[i] = inertia
@@ -189,11 +229,8 @@ class World:
         children = shape.children if isinstance(shape, Compound) else ((shape, np.zeros(3), np.array([1.0, 0, 0, 0])),)
         for child, cpos, cquat in children:
             self._add_geom(i, child, np.asarray(cpos, dtype=np.float64) - com_local, np.asarray(cquat), material, fixed)
-        # |r_max| of 004 Eq. 3.2.2: the farthest surface point from the centre of mass
-        g = self.geoms
-        mine = slice(g.count - len(children), g.count)
-        if not fixed:
-            b.body_reach[i] = float(np.max(np.linalg.norm(g.geom_local_position[mine], axis=1) + g.geom_radius[mine]))
+        self._core.solver.add_body(self._core, i, bool(asleep))
+        self._core.solver.state_changed()
         self._names.append(name)
         self._shapes.append(shape)
         self._materials.append(material)
@@ -273,7 +310,7 @@ class World:
             # the hull's vertices are stored about its centre of mass: move the geom origin there
             lp = lp + quat_to_matrix_py(lq) @ shape.centroid
             g.geom_hull[j] = self.hulls.add(shape.data)
-            self._hull_arrays = None
+            self._core.hulls_changed()
         if isinstance(shape, Plane):
             # the plane's geom frame has its local +z along the plane normal
             pq = shape.local_rotation()
@@ -290,9 +327,7 @@ class World:
 
     @property
     def hulls_arrays(self):
-        if self._hull_arrays is None:
-            self._hull_arrays = self.hulls.arrays()
-        return self._hull_arrays
+        return self._core.hull_arrays
 
     def _check(self, body) -> int:
         if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
@@ -317,8 +352,6 @@ class World:
     # ------------------------------------------------------------------ stepping
     def step(self, dt: float | None = None) -> None:
         """Advance the world by one step of ``dt`` seconds (default: the scene's dt)."""
-        from tumble._core.pipeline import step as _step
-
         dt = self.default_dt if dt is None else dt
         if not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0.0:
             raise SettingsError(f"step: field dt={dt!r} must be a finite number > 0 [s]")
@@ -333,7 +366,13 @@ class World:
             self._spawns = [s for s in self._spawns if self.time < s[0] - 1e-9]
             for _t, shape, kw in due:
                 self.add_body(shape, **kw)
-        _step(self, float(dt))
+        bad = _core_step(self._core, float(dt))
+        if bad >= 0:
+            b = self.bodies
+            raise SimulationError(f"body {bad} ({self.body_name(bad)!r}) has a non-finite state after step "
+                                  f"{self.step_count + 1}: position={b.body_position[bad].tolist()}, "
+                                  f"velocity={b.body_linear_velocity[bad].tolist()}")
+        self.events = self._joints.break_overloaded()
 
     def run(self, seconds: float, dt: float | None = None, *, progress: bool = False, record: str | None = None,
             record_every: int = 1, callback=None) -> dict:
@@ -374,8 +413,15 @@ class World:
     def add_joint(self, joint) -> int:
         """Add a joint (``tumble.Ball``, ``Hinge``, ``Slider``, ``Distance``, ``Fixed``) between existing
         bodies; returns its id. Anchors and axes are read in world coordinates now. Raises
-        ``JointError`` naming the joint, field and value for a bad definition."""
-        return self._joints.add(joint)
+        ``JointError`` naming the joint, field and value for a bad definition, or when the solver has
+        no joints (``capabilities.joints``)."""
+        if not self.capabilities.joints:
+            raise JointError(f"joint {self.joint_count}: solver {self.solver!r} has no joints "
+                             f"({self._core.solver.description.split(':')[0]}); use one of "
+                             f"{[n for n in registry.names() if registry.capabilities(n).joints]}")
+        j = self._joints.add(joint)
+        self._core.solver.state_changed()
+        return j
 
     def remove_joint(self, joint: int) -> None:
         """Remove joint ``joint`` (its id stays taken; its bodies collide again unless excluded)."""
@@ -537,15 +583,13 @@ class World:
     # ------------------------------------------------------------------ setters
     def _wake(self, i: int) -> None:
         """A body whose state is set or pushed is awake (004 wake-up rule 1)."""
-        self.bodies.body_asleep[i] = False
+        self._core.solver.wake(i)
 
     @property
     def sleeping(self) -> np.ndarray:
-        """(n,) bool, read-only: bodies asleep (solver "impulse", 004 §3.2; the other solvers have no
-        sleeping: all False)."""
-        if self.solver != "impulse":
-            return np.zeros(self.bodies.count, dtype=bool)
-        return _readonly(self.bodies.body_asleep[: self.bodies.count])
+        """(n,) bool, read-only: bodies asleep now (``capabilities.sleeping_meaning`` says what that
+        means for this solver; all False for solvers without sleeping)."""
+        return self._core.solver.sleeping(self._core)
 
     def set_position(self, body: int, position) -> None:
         i = self._check(body)

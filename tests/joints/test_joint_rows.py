@@ -15,7 +15,7 @@ import pytest
 import tumble as tb
 from tumble._core import types as T
 from tumble._core.math3d import quat_from_axis_angle
-from tumble._core.pipeline import _prepare_rows
+from tumble._core.stages import prepare_rows
 
 DT = 0.01
 EPS = 1e-6
@@ -46,7 +46,7 @@ def _world(rng, make_joint):
 
 def _rows(w, j):
     """(J (k, 2, 6), C (k,), kind (k,), bodies (k, 2)) of joint j at the current poses."""
-    offset = _prepare_rows(w, DT)
+    offset = prepare_rows(w._core, DT)
     js, r = w.joint_store, w.rows
     s = offset + js.joint_row_start[j]
     e = s + js.joint_row_count[j]

@@ -190,11 +190,16 @@ def test_presets_and_bad_settings():
         tb.World(solver="impulse", preset="fast")
     with pytest.raises(tb.SettingsError, match="contact_order='random'"):
         tb.World(solver="impulse", contact_order="random")
+    # a solver without joints (capabilities.joints False) rejects the joint when it is added, and
+    # the world, unchanged, still steps
     w = tb.World(solver="impulse")
     a = w.add_body(tb.Sphere(0.1), position=(0, 0, 1))
-    w.add_joint(tb.Ball(None, a, anchor=(0, 0, 1.2)))
-    with pytest.raises(tb.SettingsError, match="has no joints"):
-        w.step(HP_DT)
+    assert not w.capabilities.joints
+    with pytest.raises(tb.JointError, match="solver 'impulse' has no joints"):
+        w.add_joint(tb.Ball(None, a, anchor=(0, 0, 1.2)))
+    assert w.joint_count == 0
+    w.step(HP_DT)
+    assert w.step_count == 1
 
 
 def test_bodies_built_asleep_cost_nothing_until_touched():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 import tumble as tb
-from tumble._core import pipeline
+from tumble._core import stages
 from tumble._core.collision.narrow_phase import PAIR_CHUNK, narrow_phase
 
 OUTPUTS = 11  # contact_geom_a ... contact_restitution
@@ -24,7 +24,7 @@ def test_chunked_contacts_equal_the_per_pair_manifolds_in_pair_order():
     spec = tb.scenes.spec("cage", balls=60, boxes=60, per_row=6, gravity_time=0.0)
     w = spec.build(solver="impulse")
     captured = []
-    real = pipeline.narrow_phase
+    real = stages.narrow_phase
 
     def grab(*args):
         captured.append(args[:14])
@@ -32,11 +32,11 @@ def test_chunked_contacts_equal_the_per_pair_manifolds_in_pair_order():
 
     for _ in range(240):  # let the bodies fall into a pile: many touching pairs
         w.step(spec.dt)
-    pipeline.narrow_phase = grab
+    stages.narrow_phase = grab
     try:
         w.step(spec.dt)
     finally:
-        pipeline.narrow_phase = real
+        stages.narrow_phase = real
     pairs, pair_count, *geometry = captured[0]
     assert pair_count > 4 * PAIR_CHUNK  # several chunks, and a partial last one
     out = _outputs(4 * pair_count + 1)

@@ -7,7 +7,7 @@ from tests.naive.shock import naive_heights, naive_shock_propagation, row_blocks
 from tests.unit.test_solver_kernels import _random_problem
 from tumble._core import types as T
 from tumble._core.contact.layers import articulated_heights, build_layers, stack_heights
-from tumble._core.solvers.shock import correction, shock_propagation
+from tumble._core.solvers.shock.kernels import correction, shock_propagation
 
 
 def _layered(P, n_bodies, fixed):

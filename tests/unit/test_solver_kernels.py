@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from tests.naive.pgs import dense_block_gs, dense_from_rows, dense_merit, dense_pgs, naive_cache_match
-from tumble._core.contact.cache import match_cache
-from tumble._core.solvers.merit import ncp_merit
-from tumble._core.solvers.pgs import solve_pgs
+from tumble._core.contact.cache import carry_matched, match_cache
+from tumble._core.merit import ncp_merit
+from tumble._core.solvers.pgs.kernels import solve_pgs
 
 
 def _random_problem(rng, n_bodies=5, n_contacts=8, fixed=(0,)):
@@ -161,8 +161,10 @@ def test_cache_match_equals_dictionary_lookup():
         warm = np.zeros(35, dtype=np.bool_)
         old_aux = rng.normal(size=(len(old_keys), 4))
         aux = np.full((35, 4), np.nan)
-        hits = match_cache(35, new_keys, new_feat, lam, fr, aux, warm, len(old_keys), old_keys, old_feat, old_lam,
-                           old_fr, old_aux)
+        match = np.full(35, -7, dtype=np.int64)
+        hits = match_cache(35, new_keys, new_feat, lam, fr, match, warm, len(old_keys), old_keys, old_feat, old_lam,
+                           old_fr)
+        carry_matched(35, match, old_aux, aux)   # a solver's own per-contact values follow the matches
         ref = naive_cache_match(new_keys, new_feat, old_keys, old_feat, old_lam)
         np.testing.assert_array_equal(lam, ref)
         # every auxiliary column is matched exactly like the normal impulse

@@ -1,8 +1,27 @@
 """JIT policy in one place (stumpy's config pattern).
 
 Every ``@njit`` in tumble goes through :func:`kernel` so that caching, fastmath and bounds checking
-are decided here and nowhere else. ``TUMBLE_BOUNDSCHECK=1`` turns bounds checking on for debugging.
-The Numba cache lives where ``NUMBA_CACHE_DIR`` points (the Makefile sets an ignored folder).
+are decided here and nowhere else (``tests/unit/test_kernel_policy.py`` fails on any other ``njit``
+under ``src/``). ``TUMBLE_BOUNDSCHECK=1`` turns bounds checking on for debugging. The Numba cache
+lives where ``NUMBA_CACHE_DIR`` points (the Makefile sets an ignored folder).
+
+Two math modes:
+    default   ``FASTMATH`` below: contraction and reassociation allowed (the row solvers, collision).
+    exact     IEEE arithmetic in source order (no fastmath): for kernels whose results are pinned bit
+              for bit against their pure-Python oracles (the impulse solver, ``tests/naive/impulse.py``:
+              the oracle tests compare iteration counts, which a reassociated sum can change).
+``error_model="numpy"`` drops the division-by-zero checks (the kernel guards its divisions itself).
+
+The kernel rules learnt in this code base (docs/architecture.md, "Kernel rules"):
+    1. index element by element in hot loops (``a[i, 0]``, not ``a[i]``): a row view costs a
+       reference-count pair per use;
+    2. no array views or array-taking helpers with loops inside hot loops (inlined helpers that take
+       arrays took and dropped 10 references per contact in the impulse resolution);
+    3. scratch allocated once per call, passed down; never inside a per-body or per-contact loop;
+    4. never re-bind an array inside a loop (a growable buffer re-bound in the broad phase's insertion
+       sort cost two reference-count pairs per endpoint, 3/4 of the update);
+    5. name coordinate loops apart from batch loops (``for c in range(3)`` inside ``for k in ...``:
+       Numba has no block scope, a nested ``k`` silently overwrote the batch index twice).
 """
 
 from __future__ import annotations
@@ -17,15 +36,19 @@ FASTMATH = {"contract", "arcp", "nsz"}
 BOUNDSCHECK = os.environ.get("TUMBLE_BOUNDSCHECK", "0") == "1"
 
 
-def kernel(fn=None, *, inline: str = "never"):
-    """Compile ``fn`` as a cached nopython kernel (``@kernel`` or ``@kernel(inline="always")``)."""
+def kernel(fn=None, *, inline: str = "never", parallel: bool = False, exact: bool = False,
+           error_model: str = "python"):
+    """Compile ``fn`` as a cached nopython kernel: ``@kernel``, ``@kernel(inline="always")``,
+    ``@kernel(parallel=True)`` (loops written with ``numba.prange``), ``@kernel(exact=True)`` (no
+    fastmath, see the module docstring), ``error_model="numpy"`` (no division checks)."""
 
     def wrap(f):
-        return njit(cache=True, fastmath=FASTMATH, boundscheck=BOUNDSCHECK, inline=inline)(f)
+        return njit(cache=True, fastmath=False if exact else FASTMATH, boundscheck=BOUNDSCHECK, inline=inline,
+                    parallel=parallel, error_model=error_model)(f)
 
     return wrap(fn) if fn is not None else wrap
 
 
 def kernel_parallel(fn):
     """Compile ``fn`` with ``parallel=True`` (loops written with ``numba.prange``)."""
-    return njit(cache=True, fastmath=FASTMATH, boundscheck=BOUNDSCHECK, parallel=True)(fn)
+    return kernel(fn, parallel=True)

@@ -51,11 +51,8 @@ class BodyStore(Store):
     body_inertia_local (n, 3, 3) [kg m^2] and body_inv_inertia_local (n, 3, 3) in the body frame;
     body_inv_inertia_world (n, 3, 3) = R I^-1 R^T, refreshed every step (Catto 001 §5);
     body_force (n, 3) [N] and body_torque (n, 3) [N m] user forces, cleared after each step;
-    body_fixed (n,) bool; body_contact_count (n,) int (points touching the body this step);
-    body_reach (n,) [m] the largest distance from the centre of mass to the surface (|r_max| of
-    004 Eq. 3.2.2, for the motion bound of sleeping and gravity damping); body_asleep (n,) bool;
-    body_sleep_motion (n,) [m^2/s^2] the recency-weighted motion average (004 Eq. 3.2.4);
-    body_support_count (n,) int, contacts in the direction of gravity last step (004 wake rule 5).
+    body_fixed (n,) bool; body_contact_count (n,) int (points touching the body this step).
+    Solver-private per-body arrays (e.g. the impulse solver's sleep state) live in the solver.
     """
 
     FIELDS = {
@@ -72,10 +69,6 @@ class BodyStore(Store):
         "body_torque": ((3,), np.float64, 0.0),
         "body_fixed": ((), np.bool_, False),
         "body_contact_count": ((), np.int64, 0),
-        "body_reach": ((), np.float64, 0.0),
-        "body_asleep": ((), np.bool_, False),
-        "body_sleep_motion": ((), np.float64, 0.0),
-        "body_support_count": ((), np.int64, 0),
     }
 
 
@@ -119,9 +112,9 @@ class ContactStore(Store):
     contact_feature (n,) int64; contact_point (n, 3) [m]; contact_normal (n, 3) from a to b;
     contact_depth (n,) [m] (positive = overlap); contact_friction (n,), contact_restitution (n,);
     contact_normal_impulse (n,) [N s]; contact_friction_impulse (n, 3) [N s] world vector;
-    contact_aux_impulse (n, 4) [N s]: a second impulse a solver may carry across steps (the shock
-    solver's layer solve: normal, then the friction world vector); contact_warm (n,) bool: matched
-    in the cache this step.
+    contact_match (n,) int: the index of the previous step's point this one continues (contact
+    cache, -1 for a new point; solvers carry their own per-contact values with it);
+    contact_warm (n,) bool: matched in the cache this step.
     """
 
     FIELDS = {
@@ -138,7 +131,7 @@ class ContactStore(Store):
         "contact_restitution": ((), np.float64, 0.0),
         "contact_normal_impulse": ((), np.float64, 0.0),
         "contact_friction_impulse": ((3,), np.float64, 0.0),
-        "contact_aux_impulse": ((4,), np.float64, 0.0),
+        "contact_match": ((), np.int64, -1),
         "contact_warm": ((), np.bool_, False),
     }
 
@@ -195,7 +188,7 @@ class JointStore(Store):
     torque [N m] thresholds; joint_collide (n,) bool; joint_active (n,) bool;
     joint_row_start (n,), joint_row_count (n,) int: the joint's rows after the contact rows;
     joint_impulse (n, 8) [N s or N m s] the last step's row impulses (warm start);
-    joint_aux_impulse (n, 8): the shock solver's layer impulses; joint_coord (n,) hinge angle
+    joint_coord (n,) hinge angle
     (unwrapped) [rad] or slider translation [m] since creation; joint_force (n, 3) [N],
     joint_torque (n, 3) [N m] the reaction on b during the last step (about b's anchor, world frame);
     joint_lever (n, 3) [m] b's anchor minus its centre of mass when the rows were built.
@@ -220,7 +213,6 @@ class JointStore(Store):
         "joint_row_start": ((), np.int64, 0),
         "joint_row_count": ((), np.int64, 0),
         "joint_impulse": ((8,), np.float64, 0.0),
-        "joint_aux_impulse": ((8,), np.float64, 0.0),
         "joint_coord": ((), np.float64, 0.0),
         "joint_lever": ((3,), np.float64, 0.0),
         "joint_force": ((3,), np.float64, 0.0),

@@ -148,8 +148,13 @@ class SceneSpec:
 
         self.validate()
         # the scene's settings first, the caller's on top in a second update, so that a preset the
-        # caller names (solver "impulse") replaces the scene's values and not the other way round
-        w = World(gravity=self.gravity, solver=solver, **self.settings)
+        # caller names (solver "impulse") replaces the scene's values and not the other way round.
+        # A scene's settings serve every solver: each solver takes those that are fields of its
+        # settings class (impulse has no iterations or baumgarte); the caller's are passed as given.
+        from tumble._core.solvers import registry
+
+        own = set(registry.settings_class(solver).field_names())
+        w = World(gravity=self.gravity, solver=solver, **{k: v for k, v in self.settings.items() if k in own})
         if settings:
             w.settings.update(**settings)
         for b in self.bodies:

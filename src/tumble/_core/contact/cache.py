@@ -4,7 +4,9 @@ After each step the solved impulses are kept with their key (geometry pair) and 
 (from the clipping edges, 001 §8.2). The next step's points are matched to them: both lists are
 sorted by pair key (the broad phase emits sorted pairs), so one merge pass finds each pair's old
 points, and within a pair (at most 4 x 4 points) the feature ids are compared. A hit copies the
-normal impulse and the world friction-impulse vector; a miss starts from zero.
+normal impulse and the world friction-impulse vector and records which old point it matched
+(``match``, so a solver can carry its own per-contact values, e.g. ``carry_matched``); a miss starts
+from zero with match -1.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from tumble._core.config import kernel
 
 
 @kernel
-def match_cache(count, key, feature, normal_impulse, friction_impulse, aux_impulse, warm,
-                prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse, prev_aux_impulse):
-    """Fill ``normal_impulse``/``friction_impulse`` (and the solver-specific ``aux_impulse`` rows,
-    e.g. the shock solver's layer impulses) of the new points from the previous step.
+def match_cache(count, key, feature, normal_impulse, friction_impulse, match, warm,
+                prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse):
+    """Fill ``normal_impulse``/``friction_impulse`` of the new points from the previous step and
+    ``match`` (the index of the previous point each one continues, -1 for none).
     Returns the number of hits."""
     hits = 0
     j = 0
@@ -37,19 +39,27 @@ def match_cache(count, key, feature, normal_impulse, friction_impulse, aux_impul
             friction_impulse[c, 0] = 0.0
             friction_impulse[c, 1] = 0.0
             friction_impulse[c, 2] = 0.0
-            for k in range(aux_impulse.shape[1]):
-                aux_impulse[c, k] = 0.0
+            match[c] = -1
             for p in range(j, pstop):
                 if prev_feature[p] == feature[c]:
                     normal_impulse[c] = prev_normal_impulse[p]
                     friction_impulse[c, 0] = prev_friction_impulse[p, 0]
                     friction_impulse[c, 1] = prev_friction_impulse[p, 1]
                     friction_impulse[c, 2] = prev_friction_impulse[p, 2]
-                    for k in range(aux_impulse.shape[1]):
-                        aux_impulse[c, k] = prev_aux_impulse[p, k]
+                    match[c] = p
                     warm[c] = True
                     hits += 1
                     break
         i = stop
         j = pstop
     return hits
+
+
+@kernel
+def carry_matched(count, match, previous, current):
+    """A solver's own per-contact values across steps: row c of ``current`` takes row ``match[c]``
+    of ``previous`` (zeros for a new point). ``previous``/``current`` are (capacity, k)."""
+    for c in range(count):
+        p = match[c]
+        for k in range(current.shape[1]):
+            current[c, k] = previous[p, k] if p >= 0 else 0.0

@@ -165,3 +165,35 @@ def first_nonfinite_body(body_position, body_orientation, body_linear_velocity, 
         if not math.isfinite(s):
             return i
     return -1
+
+
+@kernel(inline="always")
+def displace_body(i, disp_lin, disp_ang, body_position, body_orientation):
+    """Body i: x += dx;  q <- exp(dtheta / 2) q  (exact rotation by the rotation vector dtheta,
+    then renormalised)."""
+    for c in range(3):
+        body_position[i, c] += disp_lin[i, c]
+    tx = disp_ang[i, 0]
+    ty = disp_ang[i, 1]
+    tz = disp_ang[i, 2]
+    angle = math.sqrt(tx * tx + ty * ty + tz * tz)
+    if angle < 1e-300:
+        return
+    s = math.sin(0.5 * angle) / angle
+    dw = math.cos(0.5 * angle)
+    dx = s * tx
+    dy = s * ty
+    dz = s * tz
+    qw = body_orientation[i, 0]
+    qx = body_orientation[i, 1]
+    qy = body_orientation[i, 2]
+    qz = body_orientation[i, 3]
+    nw = dw * qw - dx * qx - dy * qy - dz * qz
+    nx = dw * qx + dx * qw + dy * qz - dz * qy
+    ny = dw * qy - dx * qz + dy * qw + dz * qx
+    nz = dw * qz + dx * qy - dy * qx + dz * qw
+    inv = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+    body_orientation[i, 0] = nw * inv
+    body_orientation[i, 1] = nx * inv
+    body_orientation[i, 2] = ny * inv
+    body_orientation[i, 3] = nz * inv

@@ -1,7 +1,7 @@
 """What every joint type shares: world frames of the anchors and axes, the two row shapes, and the
 row targets (Catto 001 §3.4-3.6).
 
-A joint row is a pairwise row of the common layout (solvers.common): J = [J_a (6), J_b (6)] with
+A joint row is a pairwise row of the common layout (contact.rows): J = [J_a (6), J_b (6)] with
 Jmap (a, b), bounds lo/hi on the impulse, a velocity target zeta (001 eq. 15: J v = zeta), and for a
 soft row its own constraint force mixing gamma. Two row shapes cover every joint type:
 
@@ -30,7 +30,7 @@ import math
 
 from tumble._core import types as T
 from tumble._core.config import kernel
-from tumble._core.solvers.common import fill_row
+from tumble._core.contact.rows import fill_row
 
 
 @kernel
@@ -114,7 +114,7 @@ def fill_angular_row(r, ia, ib, t, body_inv_inertia_world, row_body, row_J, row_
 
 @kernel
 def linear_row(r, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag):
-    """A linear row along d through a + ra and b + rb (solvers.common.fill_row)."""
+    """A linear row along d through a + ra and b + rb (contact.rows.fill_row)."""
     fill_row(r, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
 
 

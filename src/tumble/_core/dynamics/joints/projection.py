@@ -29,9 +29,9 @@ import numpy as np
 
 from tumble._core import types as T
 from tumble._core.config import kernel
+from tumble._core.dynamics.integrate import displace_body
 from tumble._core.dynamics.joints.rows import write_joint_rows
-from tumble._core.solvers.pgs import _apply_movable, _movable, _row_velocity, solve_group
-from tumble._core.solvers.shock import displace_body
+from tumble._core.rows import apply_movable, movable, row_velocity, solve_group
 
 
 @kernel
@@ -39,7 +39,7 @@ def _layer_inv_diag(r, layer, body_height, row_body, row_J, row_B):
     """1 / (J B) of row r counting only the sides movable in ``layer``."""
     d = 0.0
     for side in range(2):
-        if _movable(row_body[r, side], layer, body_height):
+        if movable(row_body[r, side], layer, body_height):
             for c in range(6):
                 d += row_J[r, side, c] * row_B[r, side, c]
     return 1.0 / d if d > 1e-300 else 0.0
@@ -47,7 +47,7 @@ def _layer_inv_diag(r, layer, body_height, row_body, row_J, row_B):
 
 @kernel
 def _move_body(i, disp_lin, disp_ang, body_position, body_orientation):
-    """Move body i by its accumulated displacement (solvers.shock.displace_body), then clear it."""
+    """Move body i by its accumulated displacement (dynamics.integrate.displace_body), then clear it."""
     displace_body(i, disp_lin, disp_ang, body_position, body_orientation)
     for c in range(3):
         disp_lin[i, c] = 0.0
@@ -138,15 +138,15 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
                 if inv_d == 0.0:
                     continue
                 old = lam[r]
-                new = old + (target[r] - _row_velocity(r, row_body, row_J, disp_lin, disp_ang)) * inv_d
+                new = old + (target[r] - row_velocity(r, row_body, row_J, disp_lin, disp_ang)) * inv_d
                 if kind == T.ROW_LIMIT and new < 0.0:
                     new = 0.0
                 if new != old:
                     lam[r] = new
-                    _apply_movable(r, new - old, layer, body_height, row_body, row_B, disp_lin, disp_ang)
+                    apply_movable(r, new - old, layer, body_height, row_body, row_B, disp_lin, disp_ang)
             for side in range(2):
                 b = row_body[0, side]
-                if _movable(b, layer, body_height):
+                if movable(b, layer, body_height):
                     _move_body(b, disp_lin, disp_ang, body_position, body_orientation)
         if it == 0:
             first = worst

@@ -196,7 +196,7 @@ def prepare_joint_rows(joint_count, joint_type, joint_body, joint_anchor, joint_
     ``soft_frequency`` > 0 makes every equality row a spring of that frequency [Hz] and damping
     ratio. ``joint_coord`` must be current (``update_joint_coordinates``). Stores b's lever (anchor
     minus centre of mass) in ``joint_lever`` for the reactions. With ``block_solve`` a joint's
-    equality rows form one group (``row_group``, solved together by solvers.pgs.solve_group);
+    equality rows form one group (``row_group``, solved together by rows.solve_group);
     otherwise every row is swept on its own (Catto's scalar PGS)."""
     jp = np.array([baumgarte / dt, max_speed, soft_frequency, soft_damping, dt, step_dt])
     for j in prange(joint_count):

@@ -7,10 +7,11 @@ once per batch, and on different cores (``assign_bins``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from tumble._core.config import kernel
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def _find(parent, i):
     while parent[i] != i:  # path halving
         parent[i] = parent[parent[i]]
@@ -18,7 +19,7 @@ def _find(parent, i):
     return i
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def build_batches(nbodies, body_fixed, ncontacts, contact_body_a, contact_body_b, body_batch, contact_batch,
                   batch_contact_start, batch_contacts, batch_body_start, batch_bodies, body_contact_start,
                   body_contacts):
@@ -102,7 +103,7 @@ def build_batches(nbodies, body_fixed, ncontacts, contact_body_a, contact_body_b
     return nb
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def assign_bins(nbatches, batch_contact_start, active, nbins, bin_start, bin_batches):
     """Share the active batches among ``nbins`` threads (004 §4, Fig. 26's presort): largest first,
     each to the bin with the least work so far (longest-processing-time rule), work = contact count.
@@ -143,7 +144,7 @@ def assign_bins(nbatches, batch_contact_start, active, nbins, bin_start, bin_bat
     return nactive
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def awake_batches(nbatches, batch_body_start, batch_bodies, asleep, out):
     """out[k]: batch k has an awake body (a batch of sleeping bodies is skipped: they cost nothing,
     004 §3.2). Returns the number of such batches."""

@@ -29,13 +29,15 @@ counts a velocity-based move beats a normal one, then the earlier candidate.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from tumble._core.config import kernel
 
 KIND_NORMAL = 0
 KIND_VELOCITY = 1
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def _propagate(x0, d00, d01, d02, z, best, best_is_velocity, is_velocity, stamp_value, body_stamp, disp, visited,
                body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_normal, depth, body_fixed,
                f_threshold, stack_body, stack_disp):
@@ -98,7 +100,7 @@ def _propagate(x0, d00, d01, d02, z, best, best_is_velocity, is_velocity, stamp_
     return count
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal, depth, body_position, body_fixed,
                 v, w, dt, threshold, f_rem, cand_body, cand_disp, cand_vel):
     """The valid candidate moves of contact c in trial order. Returns their number (<= 4)."""
@@ -152,7 +154,7 @@ def _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal
     return m
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, batch_body_start, batch_bodies,
                     body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point, contact_normal,
                     depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem, body_stamp, disp,
@@ -253,7 +255,7 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
             stats[k, 3] += cnt
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@kernel(exact=True, parallel=True, error_model="numpy")
 def correct_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                           batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
                           contact_point, contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt,
@@ -265,7 +267,7 @@ def correct_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, ba
                         v, w, dt, threshold, f_rem, body_stamp, disp, visited, in_list, moved, stats)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def correct_bins_serial(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                         batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point,
                         contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem,
@@ -276,7 +278,7 @@ def correct_bins_serial(nbins, bin_start, bin_batches, batch_contact_start, batc
                     f_rem, body_stamp, disp, visited, in_list, moved, stats)
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def penetrating_batches(nbatches, batch_contact_start, batch_contacts, depth, threshold, out):
     """out[k]: batch k has a contact deeper than ``threshold``."""
     for k in range(nbatches):

@@ -3,10 +3,10 @@ a dozen small NumPy reductions per step cost more than the stages of a small sce
 
 from __future__ import annotations
 
-from numba import njit
+from tumble._core.config import kernel
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def step_counters(nbatches, batch_contact_start, correction_stats, resolution_stats, count, body_fixed):
     """Returns (largest batch's contacts; penetrating, corrected, unresolvable, bodies moved: the sums
     of correction_stats' columns; global iterations, closing contacts left, shock iterations: the

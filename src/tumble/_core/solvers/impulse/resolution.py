@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from tumble._core.config import kernel
 
 #: |n_z| below this counts as n_z = 0 in the basis rule of Eq. 3.3.2 (the exact test is fragile)
 BASIS_TOLERANCE = 1e-12
@@ -26,7 +28,7 @@ BASIS_TOLERANCE = 1e-12
 UNLIMITED_FACTOR = 1000.0
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@kernel(exact=True, inline="always", error_model="numpy")
 def _basis_y(n0, n1, n2):
     """The basis' second column for the unit normal n (Eq. 3.3.2): (n1, -n0, 0) if n2 = 0, else
     (0, n2, -n1), normalised. The third is z = n x y (Eq. 3.3.3, unit already); B = [n | y | z],
@@ -39,7 +41,7 @@ def _basis_y(n0, n1, n2):
     return y0 * inv, y1 * inv, y2 * inv
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@kernel(exact=True, inline="always", error_model="numpy")
 def _body_block(r0, r1, r2, inv_mass, i00, i01, i02, i10, i11, i12, i20, i21, i22):
     """One body's part of the collision matrix, (1/m) E - R I^-1 R with R = skew(r) (the point
     velocity change per unit impulse; I^-1 = [[i00, i01, i02], ...]), written out:
@@ -59,7 +61,7 @@ def _body_block(r0, r1, r2, inv_mass, i00, i01, i02, i10, i11, i12, i20, i21, i2
             -r1 * t00 + r0 * t10, -r1 * t01 + r0 * t11, inv_mass - (-r1 * t02 + r0 * t12))
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def contact_rows(j0, j1, order, starts, ids, contact_body_a, contact_body_b, contact_point, contact_normal,
                  body_position, body_inv_mass, body_inv_inertia_world, rigid, basis, kinv, krow, r_a, r_b, jrow):
     """Per contact (Alg. 9's initialisation, constant while the batch is solved) c = ids[j] for j in
@@ -149,7 +151,7 @@ def contact_rows(j0, j1, order, starts, ids, contact_body_a, contact_body_b, con
             krow[c, 0], krow[c, 1], krow[c, 2] = m00, m01, m02
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@kernel(exact=True, inline="always", error_model="numpy")
 def normal_velocity(c, contact_body_a, contact_body_b, jrow, v, w):
     """u . n, the relative normal velocity of contact c (Eq. 3.4.2; < 0 closing), from its packed
     row jrow[c] = (n, r_a x n, r_b x n): u . n = n . (v_b - v_a) + (r_b x n) . w_b - (r_a x n) . w_a,
@@ -161,7 +163,7 @@ def normal_velocity(c, contact_body_a, contact_body_b, jrow, v, w):
             - jrow[c, 3] * w[a, 0] - jrow[c, 4] * w[a, 1] - jrow[c, 5] * w[a, 2])
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def _closing_left(heap, base, size, unormal, threshold):
     """Entries of the lazy heap that still close (the others are stale)."""
     left = 0
@@ -171,7 +173,7 @@ def _closing_left(heap, base, size, unormal, threshold):
     return left
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, max_iterations_factor, stats, size, cap,
                   stamp, want, heap, base, pos, hkey, closing_speed_order, threshold, contact_body_a, contact_body_b,
                   basis, kinv, krow, r_a, r_b, jrow, restitution, mu_s, mu_k, restitution_threshold, rigid, body_fixed,
@@ -392,13 +394,13 @@ def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, ma
     return it, size
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def _clear_heap(heap, base, size, pos):
     for i in range(size):
         pos[heap[base + i]] = -1
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, batch_body_start, batch_bodies,
                     body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point, contact_normal,
                     restitution, mu_s, mu_k, body_position, body_inv_mass, body_inv_inertia_world, body_fixed,
@@ -458,7 +460,7 @@ def resolve_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
                 impulse[c, q] -= pn * basis[c, q, 0]
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def _shock_propagation(k, cs, bs, be, bin_batches, batch_contact_start, batch_contacts, batch_bodies,
                        body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point, contact_normal,
                        body_position, restitution, mu_s, mu_k, body_inv_mass, body_inv_inertia_world,
@@ -556,7 +558,7 @@ def _shock_propagation(k, cs, bs, be, bin_batches, batch_contact_start, batch_co
     return left
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@kernel(exact=True, parallel=True, error_model="numpy")
 def resolve_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                           batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
                           contact_point, contact_normal, restitution, mu_s, mu_k, body_position, body_inv_mass,
@@ -575,7 +577,7 @@ def resolve_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, ba
                         pos, stamp, rigid, body_mark, layer, impulse, normal_impulse, stats)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(exact=True, error_model="numpy")
 def resolve_bins_serial(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                         batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
                         contact_point, contact_normal, restitution, mu_s, mu_k, body_position, body_inv_mass,

@@ -13,12 +13,12 @@ moved away) and 6 (none at all); 1 is in World's setters, 2 in correction, 3 in 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from tumble._core.config import kernel
 from tumble._core.dynamics.integrate import integrate_velocities
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def support_counts(ncontacts, contact_body_a, contact_body_b, contact_normal, gravity, count, out):
     """out[i]: contacts of body i in the direction of gravity (moving i along g would collide there:
     n_XY . g > 0 with n_XY from i to the other body; for body a n_XY = n, for b it is -n)."""
@@ -32,7 +32,7 @@ def support_counts(ncontacts, contact_body_a, contact_body_b, contact_normal, gr
             out[contact_body_b[c]] += 1
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def wake_unsupported(count, body_fixed, body_asleep, support_now, body_support_count):
     """Wake rules 5 and 6, then remember this step's counts. Returns the number woken."""
     woken = 0
@@ -46,7 +46,7 @@ def wake_unsupported(count, body_fixed, body_asleep, support_now, body_support_c
     return woken
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def damped_gravity_forces(count, body_fixed, body_asleep, body_mass, v, w, body_reach, body_force, gravity,
                           damping, threshold, force_out, frozen_out):
     """Alg. 12 as forces for the shared velocity integrator: a slow body (motion^2 < threshold^2,
@@ -69,7 +69,7 @@ def damped_gravity_forces(count, body_fixed, body_asleep, body_mass, v, w, body_
     return damped
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def sleep_check(count, body_fixed, body_asleep, v, w, body_reach, rwa, threshold, bias, rwa_max):
     """Alg. 5 for every awake dynamic body. Returns the number asleep after it."""
     t2 = threshold * threshold
@@ -99,7 +99,7 @@ def sleep_check(count, body_fixed, body_asleep, v, w, body_reach, rwa, threshold
     return asleep
 
 
-@njit(cache=True)
+@kernel(exact=True)
 def velocity_update(m, contact_body_a, contact_body_b, contact_normal, count, body_fixed, body_asleep,
                     body_support_count, body_mass, v, w, body_reach, body_force, body_torque, body_orientation,
                     body_inv_mass, body_inertia_local, body_inv_inertia_world, gravity, dt, damping, threshold,

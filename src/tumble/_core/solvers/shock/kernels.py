@@ -1,6 +1,6 @@
 """Velocity-based shock propagation (Erleben 000 §4, Figs. 12 and 14): the kernels.
 
-One VSP step (Fig. 14), with the pipeline doing the collision detection:
+One VSP step (Fig. 14), with the collision stage (``_core.stages.collide``) doing the detection:
 
     detect(t)
     dynamics(a dt)                                   eq. 45a-e on every row (the full system)
@@ -34,9 +34,10 @@ from numba import prange
 
 from tumble._core import types as T
 from tumble._core.config import kernel, kernel_parallel
-from tumble._core.solvers.common import fill_row
-from tumble._core.solvers.merit import ncp_merit
-from tumble._core.solvers.pgs import _apply_movable, _movable, _row_velocity, sweep_rows, warm_start
+from tumble._core.contact.rows import fill_row
+from tumble._core.dynamics.integrate import displace_body
+from tumble._core.merit import ncp_merit
+from tumble._core.rows import apply_movable, movable, row_velocity, sweep_rows, warm_start
 
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
@@ -90,7 +91,7 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
         inv_d = inv_diag[r]
         if inv_d == 0.0:
             continue
-        jd = _row_velocity(r, row_body, row_J, disp_lin, disp_ang)      # J disp: the same product
+        jd = row_velocity(r, row_body, row_J, disp_lin, disp_ang)      # J disp: the same product
         target = contact_depth[row_owner[r]] - slop
         residual = target - jd
         if residual > worst:
@@ -105,7 +106,7 @@ def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, ro
             dx = abs(delta) / inv_d
             if dx > max_dx:
                 max_dx = dx
-            _apply_movable(r, delta, layer, body_height, row_body, row_B, disp_lin, disp_ang)
+            apply_movable(r, delta, layer, body_height, row_body, row_B, disp_lin, disp_ang)
     return worst, max_dx
 
 
@@ -182,7 +183,7 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
             if lam0 == 0.0:
                 continue
             # warm start of this layer (001 §8): V += B lambda0 on the movable sides only
-            _apply_movable(r, lam0, layer, body_height, row_body, row_B, v_lin, v_ang)
+            apply_movable(r, lam0, layer, body_height, row_body, row_B, v_lin, v_ang)
         # block boundaries, and whether the blocks are independent
         nb = 0
         independent = True
@@ -190,7 +191,7 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
             r = layer_rows[k]
             if k == s0 or row_block[r] != row_block[layer_rows[k - 1]]:
                 nb += 1
-            if _movable(row_body[r, 0], layer, body_height) and _movable(row_body[r, 1], layer, body_height):
+            if movable(row_body[r, 0], layer, body_height) and movable(row_body[r, 1], layer, body_height):
                 independent = False
         starts = np.empty(nb + 1, dtype=np.int64)
         nb = 0
@@ -266,38 +267,6 @@ def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row
     return worst, done
 
 
-@kernel(inline="always")
-def displace_body(i, disp_lin, disp_ang, body_position, body_orientation):
-    """Body i: x += dx;  q <- exp(dtheta / 2) q  (exact rotation by the rotation vector dtheta,
-    then renormalised)."""
-    for c in range(3):
-        body_position[i, c] += disp_lin[i, c]
-    tx = disp_ang[i, 0]
-    ty = disp_ang[i, 1]
-    tz = disp_ang[i, 2]
-    angle = math.sqrt(tx * tx + ty * ty + tz * tz)
-    if angle < 1e-300:
-        return
-    s = math.sin(0.5 * angle) / angle
-    dw = math.cos(0.5 * angle)
-    dx = s * tx
-    dy = s * ty
-    dz = s * tz
-    qw = body_orientation[i, 0]
-    qx = body_orientation[i, 1]
-    qy = body_orientation[i, 2]
-    qz = body_orientation[i, 3]
-    nw = dw * qw - dx * qx - dy * qy - dz * qz
-    nx = dw * qx + dx * qw + dy * qz - dz * qy
-    ny = dw * qy - dx * qz + dy * qw + dz * qx
-    nz = dw * qz + dx * qy - dy * qx + dz * qw
-    inv = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
-    body_orientation[i, 0] = nw * inv
-    body_orientation[i, 1] = nx * inv
-    body_orientation[i, 2] = ny * inv
-    body_orientation[i, 3] = nz * inv
-
-
 @kernel
 def apply_displacement(body_position, body_orientation, body_fixed, count, disp_lin, disp_ang):
     """``displace_body`` for every dynamic body."""
@@ -359,7 +328,7 @@ def update_depths(contact_count, row_body, row_J, disp_lin, disp_ang, contact_de
     """depth_c -= J_c disp for the normal row c of every contact (``prepare_normal_rows`` layout):
     the first-order change of the separation along n after the bodies moved by ``disp``."""
     for c in range(contact_count):
-        contact_depth[c] -= _row_velocity(c, row_body, row_J, disp_lin, disp_ang)
+        contact_depth[c] -= row_velocity(c, row_body, row_J, disp_lin, disp_ang)
 
 
 @kernel

@@ -1,4 +1,5 @@
-"""Projected Gauss-Seidel on J B lambda = eta (Catto 001 Alg. 4; Erleben 000 eq. 28-30).
+"""Gauss-Seidel row kernels shared by every row-based solver (pgs, shock) and the joint projection:
+projected Gauss-Seidel on J B lambda = eta (Catto 001 Alg. 4; Erleben 000 eq. 28-30).
 
 The kernel keeps the body velocities V (6 per body) current instead of Catto's a = B lambda:
 with V = V_pred + B lambda, the row update of Alg. 4,
@@ -17,11 +18,10 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.solvers.merit import ncp_merit
 
 
 @kernel(inline="always")
-def _row_velocity(r, row_body, row_J, v_lin, v_ang):
+def row_velocity(r, row_body, row_J, v_lin, v_ang):
     s = 0.0
     for side in range(2):
         b = row_body[r, side]
@@ -39,21 +39,21 @@ def warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang):
     for r in range(row_count):
         lam = row_lambda[r]
         if lam != 0.0:
-            _apply_movable(r, lam, -1, none, row_body, row_B, v_lin, v_ang)
+            apply_movable(r, lam, -1, none, row_body, row_B, v_lin, v_ang)
 
 
 @kernel(inline="always")
-def _movable(b, layer, body_height):
+def movable(b, layer, body_height):
     """Whether side body ``b`` takes impulses in ``layer`` (-1: the whole system, no fixation)."""
     return b >= 0 and (layer < 0 or body_height[b] != layer)
 
 
 @kernel(inline="always")
-def _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang):
+def apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang):
     """V += B_r delta on the sides of row r that are movable in ``layer`` (fixated sides keep V)."""
     for side in range(2):
         b = row_body[r, side]
-        if not _movable(b, layer, body_height):
+        if not movable(b, layer, body_height):
             continue
         for c in range(3):
             v_lin[b, c] += delta * row_B[r, side, c]
@@ -74,12 +74,12 @@ def solve_group(r0, g, layer, body_height, row_body, row_J, row_B, row_bias, row
     res = np.zeros(6)
     ia = row_body[r0, 0]
     ib = row_body[r0, 1]
-    ma = _movable(ia, layer, body_height)
-    mb = _movable(ib, layer, body_height)
+    ma = movable(ia, layer, body_height)
+    mb = movable(ib, layer, body_height)
     for i in range(g):
         ri = r0 + i
         gam = cfm + row_cfm[ri]
-        res[i] = row_bias[ri] - _row_velocity(ri, row_body, row_J, v_lin, v_ang) - gam * lam[ri]
+        res[i] = row_bias[ri] - row_velocity(ri, row_body, row_J, v_lin, v_ang) - gam * lam[ri]
         for k in range(i + 1):
             rk = r0 + k
             s = 0.0
@@ -141,7 +141,7 @@ def solve_group(r0, g, layer, body_height, row_body, row_J, row_B, row_bias, row
             continue
         ri = r0 + i
         lam[ri] += d
-        _apply_movable(ri, d, layer, body_height, row_body, row_B, v_lin, v_ang)
+        apply_movable(ri, d, layer, body_height, row_body, row_B, v_lin, v_ang)
         diag = 0.0
         for side in range(2):
             if (ma if side == 0 else mb):
@@ -182,7 +182,7 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
                 if dv > max_dv:
                     max_dv = dv
             continue
-        jv = _row_velocity(r, row_body, row_J, v_lin, v_ang)
+        jv = row_velocity(r, row_body, row_J, v_lin, v_ang)
         lo = row_lo[r]
         hi = row_hi[r]
         link = row_link[r]
@@ -205,7 +205,7 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
             dv = abs(delta) / inv_d
             if dv > max_dv:
                 max_dv = dv
-            _apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang)
+            apply_movable(r, delta, layer, body_height, row_body, row_B, v_lin, v_ang)
     return max_dv
 
 
@@ -218,43 +218,3 @@ def pgs_sweep(row_start, row_stop, row_body, row_J, row_B, row_inv_diag, row_bia
     none = np.empty(0, dtype=np.int64)
     return sweep_rows(none, row_start, row_stop, -1, none, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
                       row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, 0.0)
-
-
-@kernel
-def solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-              row_cfm, row_group, row_lambda, v_lin, v_ang, iterations, tolerance, merit_history):
-    """Warm start, then up to ``iterations`` sweeps; stops early when the largest velocity change
-    of a sweep is below ``tolerance`` [m/s] (0 = fixed iteration count, Catto's choice).
-
-    ``merit_history`` (k,) receives theta(lambda) after each sweep when k >= iterations (000 Fig. 5);
-    pass a zero-length array to skip that cost. Returns (sweeps done, final merit theta).
-    """
-    warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang)
-    done = 0
-    record = merit_history.shape[0] >= iterations
-    for it in range(iterations):
-        dv = pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
-                       row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang)
-        done = it + 1
-        if record:
-            merit_history[it] = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi,
-                                          row_link, row_mu, row_lambda, v_lin, v_ang)
-        if tolerance > 0.0 and dv < tolerance:
-            break
-    theta = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                      row_lambda, v_lin, v_ang)
-    if not math.isfinite(theta):
-        theta = math.inf
-    return done, theta
-
-
-@kernel
-def relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link, row_mu,
-              row_cfm, row_group, row_lambda, v_lin, v_ang, iterations):
-    """Sweeps against the targets without Baumgarte feedback, after the positions moved
-    (Box2D v3's relax stage). The push-out velocity has done its work on the positions; removing
-    it here keeps position correction from feeding kinetic energy into resting stacks. The
-    accumulated impulses continue from the main solve, so nothing is warm-started twice."""
-    for _ in range(iterations):
-        pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
-                  row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang)

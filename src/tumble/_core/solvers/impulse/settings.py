@@ -1,0 +1,151 @@
+"""Settings of the impulse solver (Schornbaum 004): the shared contact model of
+``solvers.settings_parts`` plus the thesis' thresholds, caps and presets."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from tumble._core.solvers.settings_parts import ContactSettings, JointSettings, RowSettings, SolverSettings
+from tumble.errors import SettingsError
+
+#: The two configurations of the impulse thesis (004 §5.1 and §5.5, digest §1.15). Values the thesis
+#: states are marked [004]; values it leaves open are tumble's choices, marked [tumble] with the reason.
+#: ``dt`` is the time step the preset is meant for (240 resp. 960 steps per second).
+IMPULSE_PRESETS: dict[str, dict] = {
+    "high_performance": {
+        "dt": 1.0 / 240.0,                      # [004] 240 steps/s, 8 per 33 1/3 ms "simulation step"
+        "penetration_threshold": 1.74e-3,       # [004] |t_pen| [m]
+        "sleep_threshold": 8.33e-3,             # [004] [m/s], < |g| dt (Eq. 3.2.5)
+        "resolution_threshold": 83.4e-6,        # [004] |t_res| [m/s]
+        "max_iterations_factor": 2.0,           # [004] cap = 2 x contacts of the batch
+        "shock_propagation": True,              # [004] Alg. 10 when the cap is hit
+        "shock_iterations_factor": 6.0,         # [004] cap = 6 x contacts of the stage
+        "restitution_threshold": 0.0458,        # [004] |g| dt + eps (Eq. 3.8.1)
+        "gravity_damping": 0.7,                 # [004] 70 % of g withheld from slow bodies
+        "gravity_damping_threshold": 0.0833,    # [004] [m/s] (§5.3)
+    },
+    "high_accuracy": {
+        "dt": 1.0 / 960.0,                      # [004] 960 steps/s
+        "penetration_threshold": 1.0e-4,        # [004]
+        "sleep_threshold": 0.52e-3,             # [004]
+        "resolution_threshold": 5.2e-6,         # [004]
+        "max_iterations_factor": 0.0,           # [004] unlimited (0)
+        "shock_propagation": False,             # [004] off
+        "shock_iterations_factor": 6.0,         # (unused: shock propagation is off)
+        "restitution_threshold": 0.0115,        # [004]
+        "gravity_damping": 0.0,                 # [004] off
+        "gravity_damping_threshold": 0.0833,    # (unused: damping is off)
+    },
+}
+
+
+@dataclass
+class ImpulseSettings(ContactSettings, SolverSettings):
+    """Settings of impulse-based collision response (Schornbaum 004; digest
+    ``shared/notes/seed-impulse-thesis.md``). Defaults are the thesis' high-performance preset;
+    ``World(solver="impulse", preset="high_accuracy")`` switches every preset value at once (keywords
+    given with it override single values). Of the shared parts it has only the contact model
+    (``ContactSettings``: restitution threshold, margin, gyroscopic term, dampings); the fields of the
+    row solvers (iterations, baumgarte, slop, warm start, joints...) it never read are accepted with a
+    DeprecationWarning and ignored (``IGNORED``).
+
+    Attributes (its own, and the shared ones whose default differs here):
+        preset: "high_performance" (default) or "high_accuracy" (``IMPULSE_PRESETS``).
+        penetration_threshold: [m] a contact penetrates when its depth exceeds this (t_pen of §2.2,
+            as a positive depth); default 1.74 mm [004].
+        remaining_penetration: f_rem of Eq. 2.5.4, the fraction of ``penetration_threshold`` left as
+            overlap on purpose so the contact stays detected next step. The thesis gives no value
+            [tumble]: 0.5, the middle of (0, 1): the residual (0.87 mm) sits halfway between touching
+            and the threshold.
+        sleep_threshold: [m/s] a body whose recency-weighted motion stays below this falls asleep
+            (Alg. 5); default 8.33 mm/s [004]; 0 turns sleeping off.
+        sleep_bias: bias of the recency-weighted average (Eq. 3.2.4) [tumble]: 0.5 (pe's sleep
+            bias, digest §3): the average forgets a step in about two steps.
+        sleep_rwa_max_factor: the average is capped at this times ``sleep_threshold``^2 [tumble]: 10,
+            so a fast body may fall asleep at most ~4 steps (log(1/10)/log(0.5)) after it stops.
+        resolution_threshold: [m/s] a contact is closing when its normal velocity is below
+            -resolution_threshold (Eq. 3.4.3); default 83.4 um/s [004].
+        max_iterations_factor: the global resolution (Alg. 9) stops after this times the batch's
+            contacts; 0 is unlimited (a safety stop at 1000x remains); default 2 [004].
+        shock_propagation: run Alg. 10 when the cap is hit with closing contacts left; default True.
+        shock_iterations_factor: each shock stage stops after this times its contacts; default 6.
+        shock_stage_contacts: which contacts a shock stage resolves (Alg. 10's "all contacts caused by
+            the bodies in subset" reads two ways): "all" -- every contact of the stage's bodies,
+            including those with the next layer, which still has finite mass; "below" -- only those
+            with frozen or fixed bodies and among the stage's bodies (Guendelman et al.'s layers: the
+            next layer's contacts wait for its own stage). Default "all" (see the measurements in
+            benchmarks/results/<machine>/impulse.md).
+        restitution_threshold: [m/s] approach speeds below this do not bounce (Alg. 11); default
+            4.58 cm/s [004], just above |g| dt at 240 Hz.
+        gravity_damping: the fraction of gravity withheld from bodies whose motion bound is below
+            ``gravity_damping_threshold`` (Alg. 12); default 0.7 [004].
+        gravity_damping_threshold: [m/s] default 8.33 cm/s [004].
+        contact_order: "closing_speed" (default, Eq. 3.6.1: always the fastest-closing contact) or
+            "arbitrary" (the closing contact of lowest index: the §5.4 comparison).
+        kinetic_friction_ratio: mu_k = this x mu_s, where mu_s is the contact's combined friction;
+            the thesis' Table 1 values are lost [tumble]: 1 (one Coulomb coefficient, as the other
+            solvers).
+        parallel_batches: solve independent batches on all cores (prange over batches grouped
+            into one bin per thread, largest first); the result is the same as serial. Default True.
+        contact_margin: [m] default 0: the thesis resolves the contacts detection reports; a
+            positive margin would make resolution stop bodies before they touch.
+    """
+
+    preset: str = "high_performance"
+    penetration_threshold: float = 1.74e-3
+    remaining_penetration: float = 0.5
+    sleep_threshold: float = 8.33e-3
+    sleep_bias: float = 0.5
+    sleep_rwa_max_factor: float = 10.0
+    resolution_threshold: float = 83.4e-6
+    max_iterations_factor: float = 2.0
+    shock_propagation: bool = True
+    shock_iterations_factor: float = 6.0
+    shock_stage_contacts: str = "all"
+    restitution_threshold: float = 0.0458
+    gravity_damping: float = 0.7
+    gravity_damping_threshold: float = 0.0833
+    contact_order: str = "closing_speed"
+    kinetic_friction_ratio: float = 1.0
+    parallel_batches: bool = True
+    contact_margin: float = 0.0
+
+    #: the fields of the row solvers that ImpulseSettings carried before (issue 14) and never read
+    IGNORED = {**{f.name: f.default for f in fields(RowSettings)}, **{f.name: f.default for f in fields(JointSettings)},
+               "relax_iterations": 2, "warm_start": False}
+
+    def update(self, **kw) -> None:
+        if "preset" in kw:  # the preset's values first, so keywords given with it override single values
+            name = kw["preset"]
+            if not isinstance(name, str) or name not in IMPULSE_PRESETS:
+                raise SettingsError(f"setting preset={name!r} is unknown; choose one of {sorted(IMPULSE_PRESETS)}")
+            kw = {**{k: v for k, v in IMPULSE_PRESETS[name].items() if k != "dt"}, **kw}
+        super().update(**kw)
+
+    def validate(self) -> None:
+        super().validate()
+        if self.preset not in IMPULSE_PRESETS:
+            raise SettingsError(f"setting preset={self.preset!r} is unknown; choose one of {sorted(IMPULSE_PRESETS)}")
+        for name in ("penetration_threshold", "sleep_threshold", "resolution_threshold", "max_iterations_factor",
+                     "shock_iterations_factor", "gravity_damping_threshold", "sleep_rwa_max_factor"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise SettingsError(f"setting {name}={v!r} must be a finite number >= 0")
+        for name in ("remaining_penetration", "sleep_bias", "gravity_damping", "kinetic_friction_ratio"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= 1.0:
+                raise SettingsError(f"setting {name}={v!r} must be in [0, 1]")
+        if self.sleep_bias >= 1.0:
+            raise SettingsError(f"setting sleep_bias={self.sleep_bias!r} must be < 1 (Eq. 3.2.4)")
+        if self.sleep_rwa_max_factor < 1.0:
+            raise SettingsError(f"setting sleep_rwa_max_factor={self.sleep_rwa_max_factor!r} must be >= 1")
+        if self.shock_stage_contacts not in ("all", "below"):
+            raise SettingsError(f"setting shock_stage_contacts={self.shock_stage_contacts!r} is unknown; choose "
+                                "'all' or 'below'")
+        if self.contact_order not in ("closing_speed", "arbitrary"):
+            raise SettingsError(f"setting contact_order={self.contact_order!r} is unknown; choose 'closing_speed' "
+                                "or 'arbitrary'")
+        for name in ("shock_propagation", "parallel_batches"):
+            if not isinstance(getattr(self, name), bool):
+                raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")

@@ -1,0 +1,142 @@
+"""The impulse step (Schornbaum 004 Alg. 6), in its order: positions move first with the velocities
+of the end of the last step; detection sees that state; batches; penetration correction; wake rules
+5-6 and the velocity update (gravity damping, Alg. 12); contact resolution (Alg. 9-11, shock
+propagation Alg. 10); sleep check (Alg. 5).
+
+Private state (``SleepStore``): each body's asleep flag, recency-weighted motion, support count and
+reach |r_max| (004 §3.2).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from tumble._core import stages
+from tumble._core.solvers.impulse import driver
+from tumble._core.solvers.impulse.counters import step_counters
+from tumble._core.solvers.impulse.settings import ImpulseSettings
+from tumble._core.solvers.impulse.sleeping import sleep_check, velocity_update
+from tumble._core.solvers.protocol import Capabilities, Solver
+from tumble._core.storage import Store
+
+
+class SleepStore(Store):
+    """The impulse solver's per-body state (004 §3.2), one row per body of the world.
+
+    body_asleep (n,) bool; body_sleep_motion (n,) [m^2/s^2] the recency-weighted motion average
+    (Eq. 3.2.4); body_support_count (n,) int, contacts in the direction of gravity last step (wake
+    rule 5); body_reach (n,) [m] the largest distance from the centre of mass to the surface (|r_max|
+    of Eq. 3.2.2, for the motion bound of sleeping and gravity damping).
+    """
+
+    FIELDS = {
+        "body_asleep": ((), np.bool_, False),
+        "body_sleep_motion": ((), np.float64, 0.0),
+        "body_support_count": ((), np.int64, 0),
+        "body_reach": ((), np.float64, 0.0),
+    }
+
+
+class ImpulseSolver(Solver):
+    name = "impulse"
+    description = ("impulse-based collision response (Schornbaum, A real-time capable impulse-based collision "
+                   "response algorithm): penetration correction, closing-speed order, shock propagation, "
+                   "sleeping, gravity damping, parallel batches")
+    settings_class = ImpulseSettings
+    capabilities = Capabilities(
+        joints=False, sleeping=True,
+        sleeping_meaning="bodies whose recency-weighted motion stayed below sleep_threshold (004 Alg. 5): no "
+                         "position or velocity update until a wake rule fires",
+        counters=("batches", "largest_batch", "penetration_before", "penetrating", "corrected", "unresolvable",
+                  "bodies_moved", "global_iterations", "shock_iterations", "iterations", "shock_batches",
+                  "closing_left", "woken_unsupported", "gravity_damped", "asleep", "awake", "merit"))
+
+    def __init__(self, core) -> None:
+        super().__init__(core)
+        self.sleep = SleepStore()
+
+    # ---------------------------------------------------------------- hooks
+    def add_body(self, core, body, asleep):
+        sl = self.sleep
+        sl.reserve(core.bodies.capacity)   # kernels size their scratch by the body store's capacity
+        i = sl.append()
+        fixed = bool(core.bodies.body_fixed[body])
+        sl.body_asleep[i] = bool(asleep) and not fixed
+        # the recency-weighted motion starts at its cap, so a woken body must be still a few steps to
+        # fall asleep again (sleeping.sleep_check caps it at rwa_max)
+        sl.body_sleep_motion[i] = math.inf if sl.body_asleep[i] else 0.0
+        if not fixed:   # |r_max| of 004 Eq. 3.2.2: the farthest surface point from the centre of mass
+            g = core.geoms
+            mine = g.geom_body[: g.count] == body
+            sl.body_reach[i] = float(np.max(np.linalg.norm(g.geom_local_position[: g.count][mine], axis=1)
+                                            + g.geom_radius[: g.count][mine]))
+
+    def wake(self, body):
+        self.sleep.body_asleep[body] = False
+
+    def sleeping(self, core):
+        v = self.sleep.body_asleep[: core.bodies.count].view()
+        v.setflags(write=False)
+        return v
+
+    # ---------------------------------------------------------------- the step
+    def step(self, core, dt, prof, t):
+        b, s, sl = core.bodies, core.settings, self.sleep
+        n = b.count
+        v, om = b.body_linear_velocity, b.body_angular_velocity
+        stages.integrate_positions(core, dt, b.body_fixed[:n] | sl.body_asleep[:n])
+        t = stages.lap(prof, "integrate", t)
+        m = stages.collide(core, prof, t, False)
+        t = time.perf_counter()
+        c = core.contacts
+        bt = driver.batches(n, b.body_fixed, m, c.contact_body_a, c.contact_body_b)
+        t = stages.lap(prof, "batches", t)
+
+        pen_before = float(c.contact_depth[:m].max()) if m else 0.0
+        cstats = driver.correct(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                                c.contact_depth, b.body_position, b.body_fixed, sl.body_asleep, v, om, dt,
+                                s.penetration_threshold, s.remaining_penetration, s.parallel_batches)
+        t = stages.lap(prof, "correction", t)
+
+        # wake rules 5 and 6, then the velocity update of awake bodies with gravity damping (Alg. 12)
+        woken, damped = velocity_update(
+            m, c.contact_body_a, c.contact_body_b, c.contact_normal, n, b.body_fixed, sl.body_asleep,
+            sl.body_support_count, b.body_mass, v, om, sl.body_reach, b.body_force, b.body_torque, b.body_orientation,
+            b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_world, core.gravity, dt, s.gravity_damping,
+            s.gravity_damping_threshold, s.gyroscopic, s.linear_damping, s.angular_damping)
+        t = stages.lap(prof, "velocities", t)
+
+        mu = c.contact_friction[:m]
+        rstats = driver.resolve(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                                c.contact_restitution, mu, s.kinetic_friction_ratio * mu, b.body_position,
+                                b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, sl.body_asleep, v, om,
+                                s.resolution_threshold, s.restitution_threshold, s.max_iterations_factor,
+                                s.shock_propagation, s.shock_iterations_factor, s.contact_order == "closing_speed",
+                                c.contact_normal_impulse, c.contact_friction_impulse, s.parallel_batches,
+                                stage_below_only=s.shock_stage_contacts == "below")
+        t = stages.lap(prof, "resolution", t)
+
+        asleep = sleep_check(n, b.body_fixed, sl.body_asleep, v, om, sl.body_reach, sl.body_sleep_motion,
+                             s.sleep_threshold, s.sleep_bias, s.sleep_rwa_max_factor * s.sleep_threshold ** 2)
+        stages.lap(prof, "sleeping", t)
+        (largest, pen, corr, unres, moved, its, left, shock_its, shock_batches,
+         fixed) = step_counters(bt.count, bt.batch_contact_start, cstats, rstats, n, b.body_fixed)
+        k = core.counters
+        k["batches"] = bt.count
+        k["largest_batch"] = largest
+        k["penetration_before"] = pen_before
+        k["penetrating"], k["corrected"], k["unresolvable"], k["bodies_moved"] = pen, corr, unres, moved
+        k["global_iterations"] = its
+        k["shock_iterations"] = shock_its
+        k["iterations"] = its + shock_its
+        k["shock_batches"] = shock_batches
+        k["closing_left"] = left
+        k["woken_unsupported"] = woken
+        k["gravity_damped"] = damped
+        k["asleep"] = asleep
+        k["awake"] = n - asleep - fixed
+        k["merit"] = 0.0
+        return m

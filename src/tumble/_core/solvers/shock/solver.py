@@ -1,0 +1,260 @@
+"""The shock step (Erleben 000 Fig. 14): detect(t), dynamics(a dt) on the whole system, shock
+propagation of (dynamics((1 - a) dt), correction()) over the stack layers, detect(t + dt),
+correction().
+
+With ``shock_propagation=False`` the step is dynamics(dt) and correction() on the whole system,
+then detect(t + dt) and correction() (a = 1; the "without shock propagation" case of Fig. 13).
+Positions move once per stage through the accumulated displacement (``kernels``).
+
+Private state: the layer solve's impulses per contact point (normal, friction world vector) and per
+joint row, cached across steps like the shared impulses (``carry_matched`` follows the contact
+cache's matches), and the key of the last final detection (``reuse_final_contacts``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from tumble._core import stages
+from tumble._core.contact.cache import carry_matched
+from tumble._core.contact.layers import articulated_heights, build_layers
+from tumble._core.contact.rows import store_contact_impulses
+from tumble._core.dynamics.joints.rows import load_joint_impulses, store_joint_impulses
+from tumble._core.solvers.protocol import Capabilities, Solver
+from tumble._core.solvers.shock.kernels import (
+    accumulate_displacement,
+    apply_displacement,
+    correction,
+    layer_targets,
+    load_layer_impulses,
+    prepare_normal_rows,
+    shock_propagation,
+    solve_dynamics,
+    store_layer_impulses,
+    update_depths,
+)
+from tumble._core.solvers.shock.settings import ShockSettings
+from tumble._core.types import JOINT_MAX_ROWS
+
+_EMPTY = np.zeros(0)
+#: per contact point: the layer solve's normal impulse, then its friction world vector [N s]
+LAYER_IMPULSE_WIDTH = 4
+
+
+class ShockSolver(Solver):
+    name = "shock"
+    description = ("velocity-based shock propagation with projection error correction (Erleben, Velocity-based "
+                   "shock propagation for multibody dynamics animation)")
+    settings_class = ShockSettings
+    capabilities = Capabilities(joints=True, counters=(
+        "iterations", "merit", "rows", "cache_hits", "layers", "layer_sweeps", "layer_correction_sweeps",
+        "layer_penetration", "final_penetration", "joint_rows", "joint_error", "joint_error_after"))
+
+    def __init__(self, core) -> None:
+        super().__init__(core)
+        self.contact_layer_impulse = np.zeros((16, LAYER_IMPULSE_WIDTH))
+        self.contact_layer_impulse_previous = np.zeros((16, LAYER_IMPULSE_WIDTH))
+        self.joint_layer_impulse = np.zeros((0, JOINT_MAX_ROWS))
+        self.final_state = None
+
+    # ---------------------------------------------------------------- hooks
+    def state_changed(self) -> None:
+        self.final_state = None
+
+    # ---------------------------------------------------------------- detection
+    def _detect(self, core, prof, t) -> int:
+        """``stages.collide`` plus the layer impulses of the matched points (the contact cache)."""
+        count = stages.collide(core, prof, t, core.settings.warm_start)
+        self.contact_layer_impulse, self.contact_layer_impulse_previous = (self.contact_layer_impulse_previous,
+                                                                           self.contact_layer_impulse)
+        if self.contact_layer_impulse.shape[0] < core.contacts.capacity:
+            self.contact_layer_impulse = np.zeros((core.contacts.capacity, LAYER_IMPULSE_WIDTH))
+        carry_matched(count, core.contacts.contact_match, self.contact_layer_impulse_previous,
+                      self.contact_layer_impulse)
+        return count
+
+    def _final_contacts_still_valid(self, core) -> bool:
+        """True when the last step ended with detect(t + dt) + correction() and nothing (a user's
+        set_position, a new body, a settings change) has touched the bodies since."""
+        key = self.final_state
+        if key is None or not core.settings.reuse_final_contacts:
+            return False
+        now = _state_key(core)
+        return (key[:2] == now[:2] and key[5] == now[5] and np.array_equal(key[2], now[2])
+                and np.array_equal(key[3], now[3]) and np.array_equal(key[4], now[4]))
+
+    # ---------------------------------------------------------------- the step
+    def step(self, core, dt, prof, t):
+        if self._final_contacts_still_valid(core):
+            # detect(t + dt) of the last step, depths updated by its final correction, is detect(t)
+            # of this one; only the body frames need refreshing
+            stages.refresh_frames(core)
+            contacts = core.contacts.count
+            core.counters["pairs"] = 0
+            core.counters["cache_hits"] = contacts
+            prof["reuse"] = 1000.0 * (time.perf_counter() - t)
+        else:
+            contacts = self._detect(core, prof, t)
+        self.final_state = None
+        self._dynamics(core, dt, prof, time.perf_counter())
+        return contacts
+
+    def _dynamics(self, core, dt, prof, t):
+        b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
+        n = b.count
+        joint_rows = core.joint_layout.row_total
+        a = s.dynamics_fraction if s.shock_propagation else 1.0
+        offset = stages.prepare_rows(core, dt)
+        rows = r.count
+        # the cache holds impulses per full step (force x dt); the a dt solve starts from a of them, and
+        # bounded contact rows (Catto's fixed friction) may apply their force for a dt only; the joint
+        # rows are rebuilt for a solve of a dt (motor bounds, soft rows)
+        if a < 1.0 and joint_rows:
+            stages.write_joint_rows(core, offset, dt, a * dt, s.warm_start)
+        r.row_lambda[:rows] *= a
+        r.row_lo[:offset] *= a
+        r.row_hi[:offset] *= a
+        height = np.zeros(n, dtype=np.int64)
+        disp_lin = np.zeros((n, 3))
+        disp_ang = np.zeros((n, 3))
+        stages.integrate_velocities(core, a * dt)
+        t = stages.lap(prof, "prepare", t)
+
+        # dynamics(a dt) on the whole system (eq. 45)
+        history = np.zeros(s.iterations) if s.record_merit else _EMPTY
+        sweeps, merit = solve_dynamics(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
+                                       r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
+                                       b.body_linear_velocity, b.body_angular_velocity, s.iterations, s.tolerance,
+                                       s.cfm, height, history)
+        accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
+                                disp_ang)
+        lam_step = r.row_lambda[:rows].copy()    # impulses of the whole step: a dt now, (1 - a) dt added below
+        r.row_lambda[:rows] *= 1.0 / a
+        store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse,
+                               c.contact_friction_impulse)
+        core.counters["iterations"] = int(sweeps)
+        core.counters["merit"] = float(merit)
+        core.counters["rows"] = int(rows)
+        if s.record_merit:
+            core.merit_history = history[:sweeps].copy()
+        t = stages.lap(prof, "solve", t)
+
+        lam = np.empty(rows)
+        lam_c = np.empty(rows)
+        h = (1.0 - a) * dt
+        if s.shock_propagation:
+            worst, t = self._propagate(core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin,
+                                       disp_ang, prof, t)
+        else:
+            core.counters["layers"] = 1
+            worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
+                                  r.row_owner, _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang,
+                                  s.correction_iterations, s.correction_tolerance)
+        apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+        # warm start of the a dt solve: its per-step impulse; reactions: the whole step's impulses
+        stages.finish_joints(core, offset, r.row_lambda, dt, lam_step)
+        core.counters["layer_penetration"] = float(worst)
+        t = stages.lap(prof, "shock", t)
+        if joint_rows:
+            stages.project_joints(core, dt)
+            t = stages.lap(prof, "joints", t)
+
+        if s.final_correction and s.correction_iterations > 0:
+            self._final_correction(core, height, disp_lin, disp_ang, prof, t)
+
+    def _propagate(self, core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin, disp_ang, prof, t):
+        """Shock propagation (Fig. 12): dynamics((1 - a) dt) and correction() layer by layer, bottom-up,
+        the bottom of each layer fixated. Returns (the worst penetration a layer saw, the time)."""
+        b, c, r, s, js = core.bodies, core.contacts, core.rows, core.settings, core.joint_store
+        n = b.count
+        layers = articulated_heights(rows, r.row_body, r.row_kind, n, b.body_fixed, height)
+        row_layer = np.empty(rows, dtype=np.int64)
+        row_block = np.empty(rows, dtype=np.int64)
+        layer_row_start = np.empty(layers + 1, dtype=np.int64)
+        layer_rows = np.empty(rows, dtype=np.int64)
+        layer_inv_diag = np.empty(rows)
+        layer_body_start = np.empty(layers + 1, dtype=np.int64)
+        layer_bodies = np.empty(n, dtype=np.int64)
+        build_layers(rows, r.row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, row_block,
+                     layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies)
+        core.counters["layers"] = int(layers)
+        if s.layer_targets == "incremental":
+            bias = np.empty(rows)
+            layer_targets(rows, r.row_body, r.row_J, r.row_kind, r.row_bias, row_layer, height,
+                          b.body_linear_velocity, b.body_angular_velocity, s.layer_collision_speed, bias)
+        else:
+            bias = r.row_bias
+        t = stages.lap(prof, "graph", t)
+        stages.integrate_velocities(core, h)
+        # the layer impulses are cached per full step like the others; this solve spans (1 - a) dt
+        if self.joint_layer_impulse.shape[0] < js.count:     # joints added since: their impulses start at 0
+            grown = np.zeros((js.capacity, JOINT_MAX_ROWS))
+            grown[: self.joint_layer_impulse.shape[0]] = self.joint_layer_impulse
+            self.joint_layer_impulse = grown
+        warm = (1.0 - a) if s.warm_start else 0.0
+        load_layer_impulses(c.count, r.row_J, self.contact_layer_impulse, warm, lam)
+        load_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset,
+                            self.joint_layer_impulse, warm, lam)
+        r.row_lo[:offset] *= (1.0 - a) / a
+        r.row_hi[:offset] *= (1.0 - a) / a
+        if core.joint_layout.row_total:   # joint rows for the (1 - a) dt solve; the a dt impulses are kept
+            kept = r.row_lambda[offset:rows].copy()
+            stages.write_joint_rows(core, offset, dt, h, False)
+            r.row_lambda[offset:rows] = kept
+            if bias is not r.row_bias:
+                bias[offset:rows] = r.row_bias[offset:rows]   # layer_targets copied the a dt targets
+        worst, layer_sweeps, layer_corrections = shock_propagation(
+            layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
+            layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind,
+            r.row_owner, _correction_target(c, s), 0.0, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity,
+            disp_lin, disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance,
+            row_block, s.block_iterations, s.block_tolerance)
+        core.counters["layer_sweeps"] = int(layer_sweeps)
+        core.counters["layer_correction_sweeps"] = int(layer_corrections)
+        scale = 1.0 / (1.0 - a) if a < 1.0 else 0.0
+        store_layer_impulses(c.count, r.row_J, lam, scale, self.contact_layer_impulse)
+        store_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, lam, scale,
+                             self.joint_layer_impulse)
+        lam_step[offset:] += lam[offset:rows]
+        return worst, t
+
+    def _final_correction(self, core, height, disp_lin, disp_ang, prof, t):
+        """detect(t + dt) and correction() on the new contacts (the last two lines of Fig. 14)."""
+        b, r, s = core.bodies, core.rows, core.settings
+        n = b.count
+        self._detect(core, prof, t)
+        t = time.perf_counter()
+        c = core.contacts
+        r.reserve(c.count + 1)
+        r.count = prepare_normal_rows(c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+                                      b.body_position, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed,
+                                      r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner)
+        disp_lin[:] = 0.0
+        disp_ang[:] = 0.0
+        lam_c = np.empty(r.count)
+        worst, _ = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
+                              r.row_owner, _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang,
+                              s.correction_iterations, s.correction_tolerance)
+        apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+        core.counters["final_penetration"] = float(worst)
+        moved = max(float(np.abs(disp_lin).max()), float(np.abs(disp_ang).max())) if n else 0.0
+        if s.reuse_final_contacts and moved <= s.reuse_max_correction:
+            # depth after the correction, to first order: depth - J_n disp (the rows are the normals)
+            update_depths(c.count, r.row_body, r.row_J, disp_lin, disp_ang, c.contact_depth)
+            self.final_state = _state_key(core)
+        stages.lap(prof, "correction", t)
+
+
+def _correction_target(c, s):
+    """Per contact, how far correction() must separate the points: depth - slop, at most
+    ``max_correction`` per step (a deep overlap is undone over several steps)."""
+    return np.minimum(c.contact_depth[: c.count] - s.correction_slop, s.max_correction)
+
+
+def _state_key(core):
+    """What must be unchanged for the contacts of the last detection to serve the next step."""
+    b, g = core.bodies, core.geoms
+    return (b.count, g.count, b.body_position[: b.count].copy(), b.body_orientation[: b.count].copy(),
+            b.body_fixed[: b.count].copy(), (core.settings.contact_margin, core.joint_layout.version))

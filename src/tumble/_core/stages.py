@@ -1,0 +1,217 @@
+"""The stages every solver composes its step from (the shared vocabulary of the step).
+
+    collide:               body frames -> geoms -> broad phase -> narrow phase -> contact cache
+    prepare_rows:          contact rows (normal + 2 friction per point) and the joint rows after them
+    integrate_velocities:  u += h M^-1 (f_ext - w x I w)       (000 eq. 45d's external part)
+    integrate_positions:   x += h v, q += h/2 w q
+    joint stages:          write_joint_rows, finish_joints, project_joints, joint_coordinates
+
+Each stage takes the core state (``_core.state.CoreState``) and calls kernels; ``lap`` times a stage
+into the step's profile [ms]. A solver's ``step`` (``_core/solvers/<name>/solver.py``) sequences
+them; ``_core.step`` adds the shared finish.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from tumble._core.collision.geoms import refresh_fat_aabbs, update_geoms
+from tumble._core.collision.narrow_phase import narrow_phase
+from tumble._core.collision.pair_filter import filter_pairs
+from tumble._core.contact.cache import match_cache
+from tumble._core.contact.layers import stack_heights
+from tumble._core.contact.rows import count_body_contacts, prepare_contact_rows
+from tumble._core.dynamics.integrate import integrate_positions as _integrate_positions
+from tumble._core.dynamics.integrate import integrate_velocities as _integrate_velocities
+from tumble._core.dynamics.integrate import update_body_frames
+from tumble._core.dynamics.joints.projection import project_joints as _project_joints
+from tumble._core.dynamics.joints.rows import (
+    joint_reactions,
+    prepare_joint_rows,
+    store_joint_impulses,
+    update_joint_coordinates,
+)
+from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED
+
+#: Broad-phase boxes are enlarged by this fraction of a geometry's bounding radius, at most FAT_MAX [m]
+#: (see collision.geoms.refresh_fat_aabbs).
+FAT_FRACTION = 0.1
+#: [m] added to the contact margin for the tight boxes, so that bodies placed exactly touching (a
+#: stack, a wall course) are not culled by rounding in the last bit of their bounds.
+AABB_TOLERANCE = 1e-4
+#: [m] added to the contact margin in the pair tests for the same reason: with a zero margin, two
+#: boxes placed exactly on each other came out 1e-17 m apart and their contact was dropped.
+CONTACT_TOLERANCE = 1e-6
+FAT_MAX = 0.1
+
+
+def lap(prof: dict, name: str, t: float) -> float:
+    """Add the time since ``t`` to stage ``name`` of the profile [ms]; returns now."""
+    now = time.perf_counter()
+    prof[name] = prof.get(name, 0.0) + 1000.0 * (now - t)
+    return now
+
+
+# ---------------------------------------------------------------------------------------- collision
+def refresh_frames(core) -> None:
+    """R I^-1 R^T of every body at its current orientation (001 §5)."""
+    b = core.bodies
+    update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
+
+
+def collide(core, prof: dict, t: float, warm: bool) -> int:
+    """Frames, broad phase, narrow phase and the contact cache (001 §8: with ``warm`` the new
+    points take the impulses of the previous step's points of the same pair and feature; every
+    point's ``contact_match`` names its previous point or -1). Returns the contact count."""
+    b, g, s = core.bodies, core.geoms, core.settings
+    refresh_frames(core)
+    h = core.hull_arrays
+    update_geoms(g.geom_body, g.geom_type, g.geom_size, g.geom_local_position, g.geom_local_orientation,
+                 b.body_position, b.body_orientation, g.count, s.contact_margin + AABB_TOLERANCE,
+                 g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min, g.geom_aabb_max,
+                 h.verts, h.vert_start, h.vert_count, g.geom_hull)
+    # fat boxes are rebuilt for every geometry whenever geometries were added since the last step
+    refresh_fat_aabbs(g.geom_aabb_min, g.geom_aabb_max, g.geom_radius, g.count, FAT_FRACTION, FAT_MAX,
+                      g.geom_fat_min, g.geom_fat_max, core.fat_count == g.count)
+    core.fat_count = g.count
+    pairs = core.broad_phase.update(g.geom_fat_min, g.geom_fat_max, g.geom_body, g.geom_static, g.count)
+    excluded = core.joint_layout.excluded_keys
+    if excluded.shape[0]:   # joined bodies and disable_collision pairs
+        pairs = filter_pairs(pairs, g.geom_body, excluded)
+    t = lap(prof, "broad", t)
+
+    # the previous step's contacts become the cache; the new ones go in the other store
+    core.contacts, core.contacts_previous = core.contacts_previous, core.contacts
+    c = core.contacts
+    c.reserve(4 * len(pairs) + 1)
+    c.count = narrow_phase(pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull,
+                           g.geom_world_position, g.geom_world_rotation, g.geom_friction, g.geom_restitution,
+                           g.geom_aabb_min, g.geom_aabb_max, h, s.contact_margin + CONTACT_TOLERANCE, c.contact_geom_a,
+                           c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature,
+                           c.contact_point, c.contact_normal,
+                           c.contact_depth, c.contact_friction, c.contact_restitution)
+    core.counters["pairs"] = len(pairs)
+    t = lap(prof, "narrow", t)
+
+    p = core.contacts_previous
+    hits = match_cache(c.count, c.contact_key, c.contact_feature, c.contact_normal_impulse,
+                       c.contact_friction_impulse, c.contact_match, c.contact_warm,
+                       p.count if warm else 0, p.contact_key, p.contact_feature, p.contact_normal_impulse,
+                       p.contact_friction_impulse)
+    core.counters["cache_hits"] = int(hits)
+    lap(prof, "cache", t)
+    return c.count
+
+
+# ---------------------------------------------------------------------------------------- rows
+def prepare_rows(core, dt: float) -> int:
+    """Rows of every contact point (normal + 2 friction, contact.rows), then the rows of every
+    active joint (dynamics.joints.rows) from row ``3 * contacts`` on. Returns that offset."""
+    b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
+    joint_rows = core.joint_layout.row_total
+    count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, b.count)
+    offset = 3 * c.count
+    r.reserve(offset + joint_rows + 1)
+    fm = FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB
+    r.count = prepare_contact_rows(
+        c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
+        c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
+        b.body_position, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_mass,
+        b.body_inv_inertia_world, b.body_fixed, b.body_contact_count, dt, s.baumgarte, s.slop,
+        s.max_correction_speed, s.restitution_threshold, fm, float(np.linalg.norm(core.gravity)), s.warm_start, 0,
+        r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
+        r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
+    r.row_cfm[:offset] = 0.0
+    r.row_group[:offset] = 1
+    if joint_rows:
+        joint_coordinates(core)
+        write_joint_rows(core, offset, dt, dt, s.warm_start)
+        r.count = offset + joint_rows
+    core.counters["joint_rows"] = int(joint_rows)
+    core.joint_row_offset = offset
+    return offset
+
+
+# ---------------------------------------------------------------------------------------- integration
+def integrate_velocities(core, h: float) -> None:
+    """u += h M^-1 (f_ext - w x I w) for every dynamic body (000 eq. 45d's external part)."""
+    b, s = core.bodies, core.settings
+    _integrate_velocities(b.body_linear_velocity, b.body_angular_velocity, b.body_orientation, b.body_inv_mass,
+                          b.body_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed,
+                          b.count, core.gravity, h, s.gyroscopic, s.linear_damping, s.angular_damping)
+
+
+def integrate_positions(core, h: float, frozen=None) -> None:
+    """x += h v, q += h/2 w q for every body that is neither fixed nor in ``frozen`` ((n,) bool)."""
+    b = core.bodies
+    held = b.body_fixed if frozen is None else frozen
+    _integrate_positions(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
+                         held, b.count, h)
+
+
+# ---------------------------------------------------------------------------------------- joints
+def joint_coordinates(core) -> None:
+    """Each hinge's angle and slider's translation at the current poses."""
+    js, b = core.joint_store, core.bodies
+    update_joint_coordinates(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                             js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
+
+
+def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool) -> None:
+    """The joint rows (dynamics.joints.rows) from row ``offset`` for a solve spanning ``h`` seconds of
+    a step of ``dt``: soft rows (servos, springs) and motor bounds depend on h, Baumgarte feedback
+    (when on) keeps removing its fraction of the error per step dt."""
+    b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
+    fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
+    prepare_joint_rows(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+                       js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
+                       js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
+                       js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,
+                       b.body_inv_inertia_world, b.body_fixed, h, fraction, s.max_correction_speed, s.joint_frequency,
+                       s.joint_damping_ratio, warm, s.joint_block_solve, offset, dt, r.row_body, r.row_J, r.row_B,
+                       r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu,
+                       r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+
+
+def finish_joints(core, offset: int, lam, dt: float, reaction_lam=None) -> None:
+    """Cache the joint impulses ``lam`` (per step: the warm start of the next one) and compute the
+    reactions from ``reaction_lam`` (the rows' impulses over the whole step; default ``lam``)."""
+    js, r = core.joint_store, core.rows
+    if not core.joint_layout.row_total:
+        return
+    store_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, lam, 1.0,
+                         js.joint_impulse)
+    joint_reactions(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset, r.row_J,
+                    lam if reaction_lam is None else reaction_lam, dt, js.joint_lever, js.joint_force, js.joint_torque)
+
+
+def project_joints(core, dt: float) -> None:
+    """Joint position projection (dynamics.joints.projection) at the current poses, when enabled."""
+    s, b, js = core.settings, core.bodies, core.joint_store
+    joint_rows = core.joint_layout.row_total
+    if not joint_rows or s.joint_correction != "projection" or s.joint_correction_iterations == 0:
+        return
+    refresh_frames(core)
+    joint_coordinates(core)
+    # joint graph heights from the fixed bodies (contact.layers), on the joint rows of this step
+    r = core.rows
+    off = core.joint_row_offset
+    height = np.zeros(b.count, dtype=np.int64)
+    stack_heights(joint_rows, r.row_body[off: off + joint_rows], b.count, b.body_fixed, height)
+    n = js.count
+    jh = np.maximum(height[np.maximum(js.joint_body[:n, 0], 0)], height[js.joint_body[:n, 1]])
+    order = np.argsort(jh, kind="stable")
+    if not s.joint_projection_fixation:
+        height[:] = 1      # every body at the same height: each joint moves both its bodies
+    first, last = _project_joints(
+        order, height, js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+        js.joint_rel_q,
+        js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor,
+        js.joint_active, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever,
+        b.body_position[: b.count], b.body_orientation, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt,
+        s.joint_correction_iterations, s.joint_correction_tolerance, s.joint_max_correction, s.joint_block_solve,
+        s.joint_correction_fraction)
+    core.counters["joint_error"] = float(first)
+    core.counters["joint_error_after"] = float(last)
