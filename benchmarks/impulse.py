@@ -45,10 +45,7 @@ line per claim), ``impulse.json`` (the summaries and per-simulation-step series)
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import platform
 import sys
 import time
 import traceback
@@ -61,22 +58,28 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.run import core_count, cpu_model  # noqa: E402
-from benchmarks.stacking import (  # noqa: E402
+from benchmarks.report import (  # noqa: E402
     BUSY_CORES,
-    _legend,
-    _plt,
+    benchmark_arguments,
+    cpu_mark,
+    figure_lines,
+    figure_path,
     fmt,
-    git_state,
+    legend,
     log,
-    machine_busy_seconds,
     md_table,
-    other_cpu_seconds,
-    own_cpu_seconds,
+    other_cores,
     parse_experiments,
+    pyplot,
+    rounded_series,
     run_experiments,
+    run_meta,
+    set_numba_threads,
+    setup_lines,
     start_run,
-    to_jsonable,
+    write_json,
+    write_markdown,
+    yes_no,
 )
 
 #: Experiment names, in order (``--experiments`` also takes 1..6).
@@ -301,10 +304,7 @@ class RunData:
         """Per-simulation-step series for the JSON (rounded)."""
         if not self.ok or self.n_sim == 0:
             return {}
-
-        def r(a, d=4):
-            return [None if not math.isfinite(x) else float(f"{x:.{d}g}") for x in np.asarray(a, dtype=float)]
-
+        r = rounded_series
         out = {"t": r(self.sim_times(), 6), "ms": r(self.sim_ms()),
                "iterations": r(self.per_sim(self.counter("iterations"))),
                "contacts": r(self.per_sim(self.counter("contacts"), "max")),
@@ -314,14 +314,6 @@ class RunData:
             if s in self.profile:
                 out[f"ms_{s}"] = r(self.per_sim(self.profile[s]))
         return out
-
-
-def _set_threads(n: int | None) -> int:
-    import numba
-
-    if n is not None:
-        numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
-    return numba.get_num_threads()
 
 
 def simulate(scene: str, params: dict, settings: dict, seconds: float, *, dt: float | None = None,
@@ -342,7 +334,7 @@ def simulate(scene: str, params: dict, settings: dict, seconds: float, *, dt: fl
     steps = max(1, int(round(float(seconds) / dt)))
     sps = max(1, int(round(SIM_STEP_S / dt)))
     old = numba.get_num_threads()
-    used = _set_threads(threads)
+    used = set_numba_threads(threads)
     run = RunData(label or scene, scene, dict(params), dict(settings), dt, float(seconds), used, steps, sps)
     run.spec_params = dict(spec.params or {})
     run.tags = [b.tag for b in spec.bodies]
@@ -379,7 +371,7 @@ def simulate(scene: str, params: dict, settings: dict, seconds: float, *, dt: fl
             run.kinetic0 = float(w.kinetic_energy())
             run.momentum0 = np.array(w.momentum(), dtype=float)
         pb = bar(steps, f"{label or scene}")
-        cpu0 = (machine_busy_seconds(), own_cpu_seconds())
+        cpu0 = cpu_mark()
         loop0 = time.perf_counter()
         wall = 0.0
         k = 0
@@ -417,9 +409,7 @@ def simulate(scene: str, params: dict, settings: dict, seconds: float, *, dt: fl
                                f"({(k + 1) * dt:.3g} of {steps * dt:.3g} s simulated)")
                 break
         done = k + 1
-        loop = time.perf_counter() - loop0
-        other = other_cpu_seconds(cpu0)
-        run.other_cores = other / loop if loop > 0 and math.isfinite(other) else math.nan
+        run.other_cores = other_cores(cpu0, time.perf_counter() - loop0)
         run.ms = ms[:done]
         run.profile = {s: a[:done] for s, a in prof.items()}
         run.counters = {s: a[:done] for s, a in cnt.items()}
@@ -438,7 +428,7 @@ def simulate(scene: str, params: dict, settings: dict, seconds: float, *, dt: fl
     finally:
         if pb is not None:
             pb.close()
-        _set_threads(old)
+        set_numba_threads(old)
     if run.ok:
         log(f"  {run.label:34s} {run.threads} thr  {run.simulated:6.3g} s sim  wall {run.wall_s:8.2f} s  "
             f"{np.mean(run.ms):7.2f} ms/step  {np.mean(run.sim_ms()) if run.n_sim else math.nan:8.2f} ms/sim step"
@@ -475,9 +465,7 @@ class Ctx:
     figures: list = field(default_factory=list)
 
     def png(self, name: str) -> Path:
-        p = self.out / f"impulse_{name}.png"
-        self.figures.append(p.name)
-        return p
+        return figure_path(self.out, "impulse", name, self.figures)
 
     def hp(self, case: Case, seconds: float | None = None, threads: int | None = None, **extra):
         """The high-performance (default) run of ``case``."""
@@ -553,10 +541,6 @@ def first_true(t: np.ndarray, ok: np.ndarray) -> float | None:
 def ratio(a, b) -> float:
     a, b = float(a), float(b)
     return a / b if b > 0 and math.isfinite(a) and math.isfinite(b) else math.nan
-
-
-def yes_no(ok) -> str:
-    return "n/a" if ok is None else ("yes" if ok else "no")
 
 
 def region_mask(run: RunData, pos: np.ndarray) -> np.ndarray:
@@ -756,7 +740,7 @@ def exp_realtime(ctx: Ctx):
                      "shock steps", "closing-left steps", "max penetration [mm]", "awake / asleep at end",
                      "at rest from [s]"], crows), ""]
     if ok:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(3, 1, figsize=(11, 11), sharex=True)
         for tid, r in ok.items():
             x = np.arange(r.n_sim)
@@ -771,12 +755,8 @@ def exp_realtime(ctx: Ctx):
         _sim_axis(axs[2], log_y=False, line=False)
         axs[2].set_ylabel("awake bodies (fraction)")
         for a in axs:
-            _legend(a, fontsize=8, ncol=2)
-        fig.tight_layout()
-        p = ctx.png("realtime")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![time per simulation step]({p.name})", ""]
+            legend(a, fontsize=8, ncol=2)
+        md += figure_lines(fig, ctx.png("realtime"), "time per simulation step")
         # stage breakdown per scene
         nc = 3
         nr = -(-len(ok) // nc)
@@ -797,12 +777,8 @@ def exp_realtime(ctx: Ctx):
             a.set_xlabel("simulation step")
             a.set_ylabel("ms per simulation step")
             a.grid(alpha=0.3)
-        _legend(axs.ravel()[0], fontsize=7, loc="upper right")
-        fig.tight_layout()
-        p = ctx.png("realtime_stages")
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        md += [f"![stage breakdown per simulation step]({p.name})", ""]
+        legend(axs.ravel()[0], fontsize=7, loc="upper right")
+        md += figure_lines(fig, ctx.png("realtime_stages"), "stage breakdown per simulation step", dpi=100)
     return md, data, findings
 
 
@@ -941,7 +917,7 @@ def exp_parallel(ctx: Ctx):
         md += ["Per stage: wall time over the run [s], 1 thread / all threads = speed-up.", "",
                md_table(["scene"] + [s for s in STAGES if s in next(iter(pairs.values()))[0].profile], srows), ""]
     if pairs:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(1, len(pairs), figsize=(7 * len(pairs), 4.5), squeeze=False)
         for a, (tid, (r1, rn)) in zip(axs[0], pairs.items()):
             a.plot(r1.sim_ms(), lw=1.1, label="1 thread, whole step")
@@ -952,12 +928,8 @@ def exp_parallel(ctx: Ctx):
             _sim_axis(a)
             a.set_ylabel("wall ms per simulation step")
             a.set_title(f"004 §5.2: {tid}")
-            _legend(a, fontsize=8)
-        fig.tight_layout()
-        p = ctx.png("parallel")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![1 thread vs all]({p.name})", ""]
+            legend(a, fontsize=8)
+        md += figure_lines(fig, ctx.png("parallel"), "1 thread vs all")
     return md, data, findings
 
 
@@ -1048,7 +1020,7 @@ def exp_damping(ctx: Ctx):
                      f"pile region {100 * PILE_FRACTION:g} % asleep from [s]", "pile region all asleep from [s]"],
                     srows), ""]
     if pairs:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(2, len(pairs), figsize=(6 * len(pairs), 8), squeeze=False)
         for j, (tid, (rd, ru)) in enumerate(pairs.items()):
             a = axs[0][j]
@@ -1057,7 +1029,7 @@ def exp_damping(ctx: Ctx):
             _sim_axis(a)
             a.set_ylabel("wall ms per simulation step")
             a.set_title(f"004 Figs. 31 / 32: {tid}")
-            _legend(a, fontsize=8)
+            legend(a, fontsize=8)
             a = axs[1][j]
             for name, r, c in (("damping 0.7", rd, "C0"), ("damping 0", ru, "C1")):
                 q = sleep_series(r)
@@ -1069,12 +1041,8 @@ def exp_damping(ctx: Ctx):
             _sim_axis(a, log_y=False, line=False)
             a.set_ylabel("fraction asleep")
             a.set_ylim(-0.02, 1.02)
-            _legend(a, fontsize=7)
-        fig.tight_layout()
-        p = ctx.png("damping")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![gravity damping]({p.name})", ""]
+            legend(a, fontsize=7)
+        md += figure_lines(fig, ctx.png("damping"), "gravity damping")
     return md, data, findings
 
 
@@ -1159,7 +1127,7 @@ def exp_order(ctx: Ctx):
            md_table(["scene", "compared over [s]", "fewer iterations (closing speed)", "speed-up (whole step)",
                      "speed-up (resolution)", "thesis (full scenes)"], crows), ""]
     if pairs:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(2, len(pairs), figsize=(7 * len(pairs), 8), squeeze=False)
         for j, (tid, (rc, ra)) in enumerate(pairs.items()):
             for r, name in ((rc, "closing speed"), (ra, "arbitrary")):
@@ -1172,12 +1140,8 @@ def exp_order(ctx: Ctx):
             axs[1][j].set_ylabel("wall ms per simulation step")
             axs[1][j].set_title(f"004 Fig. 34: {tid} (scaled)")
             for a in axs[:, j]:
-                _legend(a, fontsize=8)
-        fig.tight_layout()
-        p = ctx.png("order")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![contact order]({p.name})", ""]
+                legend(a, fontsize=8)
+        md += figure_lines(fig, ctx.png("order"), "contact order")
     return md, data, findings
 
 
@@ -1331,7 +1295,7 @@ def exp_presets(ctx: Ctx):
            md_table(["scene", "at [s]", "high performance", "high accuracy", "mean height HP / HA [cm]",
                      "height histogram overlap", "asleep at end HP / HA", "visually the same"], vrows), ""]
     if pairs:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(3, len(pairs), figsize=(6 * len(pairs), 13), squeeze=False)
         for j, (tid, (rh, ra)) in enumerate(pairs.items()):
             k = min(rh.n_sim, ra.n_sim)
@@ -1356,12 +1320,8 @@ def exp_presets(ctx: Ctx):
             a.hist(vh["heights"], bins=bins, alpha=0.55, label="high performance")
             a.hist(va["heights"], bins=bins, alpha=0.55, label="high accuracy")
             a.set(xlabel="final height z [m]", ylabel="bodies", title=f"{tid}: final heights")
-            _legend(a, fontsize=8)
-        fig.tight_layout()
-        p = ctx.png("presets")
-        fig.savefig(p, dpi=100)
-        plt.close(fig)
-        md += [f"![HP vs HA final states]({p.name})", ""]
+            legend(a, fontsize=8)
+        md += figure_lines(fig, ctx.png("presets"), "HP vs HA final states", dpi=100)
         fig, axs = plt.subplots(1, len(pairs), figsize=(6 * len(pairs), 4.3), squeeze=False)
         for a, (tid, (rh, ra)) in zip(axs[0], pairs.items()):
             a.plot(rh.sim_ms(), lw=1.1, label="high performance (8 steps)")
@@ -1369,12 +1329,8 @@ def exp_presets(ctx: Ctx):
             _sim_axis(a)
             a.set_ylabel("wall ms per simulation step")
             a.set_title(f"004 §5.5: {tid}")
-            _legend(a, fontsize=8)
-        fig.tight_layout()
-        p = ctx.png("presets_time")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![HP vs HA time]({p.name})", ""]
+            legend(a, fontsize=8)
+        md += figure_lines(fig, ctx.png("presets_time"), "HP vs HA time")
     return md, data, findings
 
 
@@ -1461,7 +1417,7 @@ def exp_cradle(ctx: Ctx):
                         f"{wy[-1]:.4f} rad/s (2/7 omega0 = {cf['omega_final']:.4f}) -> "
                         f"**{'reproduces' if ok else 'does not reproduce'}** (criterion: within 2 time steps and 1 %)")
     if cradles or spin:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(1, len(cradles) + (1 if spin else 0), figsize=(5 * (len(cradles) + 1), 4),
                                 squeeze=False)
         for a, (k, r) in zip(axs[0], cradles.items()):
@@ -1470,7 +1426,7 @@ def exp_cradle(ctx: Ctx):
                 a.plot(t, r.vel[:, i, 0], lw=1.1, label=f"ball {j}")
             a.set(xlabel="t [s]", ylabel="v_x [m/s]", title=f"Newton's cradle, {k} pulled")
             a.grid(alpha=0.3)
-            _legend(a, fontsize=7)
+            legend(a, fontsize=7)
         if spin:
             a = axs[0][-1]
             t = np.array(spin["t"])
@@ -1483,12 +1439,8 @@ def exp_cradle(ctx: Ctx):
             a.axvline(ts, color="0.5", ls=":", lw=0.8, label="t*")
             a.set(xlabel="t [s]", ylabel="rad/s", title="spin-down")
             a.grid(alpha=0.3)
-            _legend(a, fontsize=7)
-        fig.tight_layout()
-        p = ctx.png("cradle_spin")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![cradle and spin-down]({p.name})", ""]
+            legend(a, fontsize=7)
+        md += figure_lines(fig, ctx.png("cradle_spin"), "cradle and spin-down")
     return md, data, findings
 
 
@@ -1505,31 +1457,23 @@ def write_report(out: Path, tag: str, meta: dict, sections: list, findings: list
           "of `src/tumble/scenes/impulse.py` (what the thesis does not state -- stack layout, bullet speed, initial "
           "positions, random motion, friction coefficients -- is assumed there); the thesis' numbers are quoted "
           "from the digest `shared/notes/seed-impulse-thesis.md` §2.", "",
-          "## Setup", "",
-          f"- date: {meta['date']}",
-          f"- machine: {meta['machine']}, {meta['cores']} cores, CPU `{meta['cpu']}`; load average (1, 5, 15 min) "
-          f"at start {meta['loadavg']}",
-          f"- CPU used by other processes during the run: {fmt(meta['other_cores'])} cores on average"
-          + (" -- **the machine was not idle: timings are inflated and noisy**" if meta["busy"] else ""),
-          f"- python {meta['python']}, numpy {meta['numpy']}, numba {meta['numba']}: {meta['numba_threads']} threads "
-          f"(of {meta['numba_max_threads']}); tumble at git {meta['git']}",
-          f"- command: `{meta['command']}`" + (" (**quick mode**: about 1 s per scene; numbers are a smoke test, "
-                                               "not results)" if meta["quick"] else ""),
-          f"- experiments: {', '.join(meta['experiments'])}; wall time {meta['wall_s']:.0f} s; warm-up "
-          f"{meta['warmup_s']:.1f} s",
-          "- timing: only `World.step()` (`time.perf_counter`); kernels compiled / loaded by a warm-up on small scenes "
-          "and a throw-away copy of each world stepped twice; counters, profile, positions are read outside the "
-          "timing",
-          "- thesis machines: Core 2 Duo E6400 (2 cores, 2.13 GHz; E-* scenes, 2 threads) and Core i7-940 (4 cores, "
-          "2.93 GHz; I-* scenes, 4 threads), C++ (pe), detection and batch generation sequential",
-          "- presets (`tumble.settings.IMPULSE_PRESETS`): "
-          + "; ".join(f"**{p}** `{_kv(v)}`" for p, v in IMPULSE_PRESETS.items()),
-          "- scene settings: every scene sets `restitution_threshold` = 4.58 cm/s (the HP value); all other solver "
-          "values are the preset's. Gravity 10 m/s^2, restitution 0.25, dt 1/240 s (HP) / 1/960 s (HA); the cage's "
-          "gravity is switched on at 1 s by the World's gravity schedule", "",
-          "## Does it reproduce", "",
-          "One line per claim of the thesis, computed from the numbers below (\"qualitatively\": the same direction "
-          "and an effect of a useful size, not the thesis' factor; timings depend on the machine).", ""]
+          "## Setup", ""]
+    md += setup_lines(meta, "about 1 s per scene", "timings are inflated and noisy", numba_max_threads=True)
+    md += [f"- experiments: {', '.join(meta['experiments'])}; wall time {meta['wall_s']:.0f} s; warm-up "
+           f"{meta['warmup_s']:.1f} s",
+           "- timing: only `World.step()` (`time.perf_counter`); kernels compiled / loaded by a warm-up on small "
+           "scenes and a throw-away copy of each world stepped twice; counters, profile, positions are read outside "
+           "the timing",
+           "- thesis machines: Core 2 Duo E6400 (2 cores, 2.13 GHz; E-* scenes, 2 threads) and Core i7-940 (4 cores, "
+           "2.93 GHz; I-* scenes, 4 threads), C++ (pe), detection and batch generation sequential",
+           "- presets (`tumble.settings.IMPULSE_PRESETS`): "
+           + "; ".join(f"**{p}** `{_kv(v)}`" for p, v in IMPULSE_PRESETS.items()),
+           "- scene settings: every scene sets `restitution_threshold` = 4.58 cm/s (the HP value); all other solver "
+           "values are the preset's. Gravity 10 m/s^2, restitution 0.25, dt 1/240 s (HP) / 1/960 s (HA); the cage's "
+           "gravity is switched on at 1 s by the World's gravity schedule", "",
+           "## Does it reproduce", "",
+           "One line per claim of the thesis, computed from the numbers below (\"qualitatively\": the same direction "
+           "and an effect of a useful size, not the thesis' factor; timings depend on the machine).", ""]
     md += findings or ["- (no experiment completed)"]
     md += ["", "## Notes", "",
            "- `max penetration` (counter `max_penetration`) is the deepest contact of the step's detection, which in "
@@ -1548,25 +1492,19 @@ def write_report(out: Path, tag: str, meta: dict, sections: list, findings: list
            "to trust.", ""]
     for lines in sections:
         md += lines + [""]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "impulse.md").write_text("\n".join(md))
-    (out / "impulse.json").write_text(json.dumps(to_jsonable({"meta": meta, "thesis": THESIS, "findings": findings,
-                                                              **data}), indent=1))
+    write_markdown(out / "impulse.md", md)
+    write_json(out / "impulse.json", {"meta": meta, "thesis": THESIS, "findings": findings, **data})
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="about 1 s per scene (smoke test, < 3 min)")
-    ap.add_argument("--experiments", default=None, help=f"comma-separated: {','.join(EXPERIMENTS)} (or 1-6)")
-    ap.add_argument("--out", default=None, help="output folder (default benchmarks/results/<machine tag>)")
-    ap.add_argument("--tag", default=None, help="machine tag (default as benchmarks/run.py)")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="Numba threads (default: Numba's, one per core); the parallel experiment always compares "
-                         "1 thread with all")
+    ap = benchmark_arguments(__doc__.split("\n")[0], "about 1 s per scene (smoke test, < 3 min)",
+                             "Numba threads (default: Numba's, one per core); the parallel experiment always compares "
+                             "1 thread with all", EXPERIMENTS)
     args = ap.parse_args(argv)
     exps = parse_experiments(args.experiments, EXPERIMENTS)
     budget = QUICK if args.quick else FULL
-    tag, out, t_start, load_start, cpu_start = start_run(args)
+    start = start_run(args)
+    out = start.out
     import numba
 
     from tumble.settings import SOLVER_SETTINGS
@@ -1580,22 +1518,13 @@ def main(argv=None) -> int:
     ctx = Ctx(budget=budget, out=out, cache=RunCache(numba.get_num_threads()), cases=cases())
     out.mkdir(parents=True, exist_ok=True)
     sections, findings, data = run_experiments(exps, EXPERIMENTS, RUNNERS, ctx)
-    meta = {"tag": tag, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.machine(),
-            "cores": core_count(), "cpu": cpu_model(), "loadavg": " ".join(f"{x:.2f}" for x in load_start),
-            "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
-            "numba_threads": numba.get_num_threads(), "numba_max_threads": numba.config.NUMBA_NUM_THREADS,
-            "git": git_state(), "command": "python benchmarks/impulse.py " + " ".join(argv if argv is not None
-                                                                                      else sys.argv[1:]),
-            "quick": bool(args.quick), "experiments": exps, "warmup_s": warm_s,
-            "wall_s": time.perf_counter() - t_start, "figures": ctx.figures}
-    other = other_cpu_seconds(cpu_start)
-    meta["other_cores"] = other / meta["wall_s"] if math.isfinite(other) and meta["wall_s"] > 0 else math.nan
-    meta["busy"] = bool(meta["other_cores"] > BUSY_CORES)
-    write_report(out, tag, meta, sections, findings, data)
+    meta = run_meta(start, "benchmarks/impulse.py", argv, args.quick, numba_max_threads=True, experiments=exps,
+                    warmup_s=warm_s, figures=ctx.figures)
+    write_report(out, start.tag, meta, sections, findings, data)
     for f in findings:
         log(f)
     log(f"\nwrote {out / 'impulse.md'}, {out / 'impulse.json'} and {len(ctx.figures)} PNGs "
-        f"in {time.perf_counter() - t_start:.0f} s")
+        f"in {start.elapsed():.0f} s")
     print(out / "impulse.md")
     return 0
 

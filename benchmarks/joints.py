@@ -28,10 +28,7 @@ and ms series) and ``joints.png`` (joint drift over time, every engine, one pane
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import platform
 import sys
 import time
 import traceback
@@ -44,20 +41,25 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.run import core_count, cpu_model  # noqa: E402
-from benchmarks.stacking import (  # noqa: E402
-    BUSY_CORES,
-    _bar,
-    _plt,
+from benchmarks.report import (  # noqa: E402
+    benchmark_arguments,
     fmt,
-    git_state,
     log,
     md_table,
-    other_cpu_seconds,
+    mean_p95,
+    pyplot,
+    rounded_series,
+    run_meta,
+    save_figure,
+    setup_lines,
     start_run,
-    to_jsonable,
-    warm_up,
+    warm_up_solvers,
+    warmed_up_world,
+    warmup_text,
+    write_json,
+    write_markdown,
 )
+from benchmarks.stacking import _bar  # noqa: E402
 
 #: Scenes of the issue, in report order.
 SCENES = ["chain50", "ragdolls"]
@@ -149,8 +151,8 @@ class JointRun:
              "dt": self.dt, "steps": self.steps, "steps_run": int(len(self.ms)) if self.ok else 0,
              "link_length": self.link, "error": self.error, "notes": list(self.notes)}
         if self.ok:
-            a = np.asarray(self.ms, dtype=float)
-            d.update(ms_mean=float(a.mean()), ms_p95=float(np.percentile(a, 95)), ms_max=float(a.max()),
+            mean, p95 = mean_p95(self.ms)
+            d.update(ms_mean=mean, ms_p95=p95, ms_max=float(np.max(self.ms)),
                      drift_max=_nanmax(self.drift), drift_final=_nanmax(self.final_errors),
                      drift_mean_final=_nanmean(self.final_errors),
                      broken_joints=int(np.isnan(self.final_errors).sum()) if self.final_errors is not None else 0,
@@ -211,12 +213,7 @@ def run_tumble(spec, solver: str, steps: int, warmup: int = WARMUP_STEPS) -> Joi
     """``spec`` under tumble's ``solver`` for ``steps`` steps of ``spec.dt``."""
     run = JointRun(spec.name, f"tumble ({solver})", solver, dict(spec.settings), spec.dt, steps, link_length(spec))
     try:
-        if warmup > 0:
-            w = spec.build(solver=solver)
-            for _ in range(warmup):
-                w.step(spec.dt)
-            del w
-        w = spec.build(solver=solver)
+        w = warmed_up_world(lambda: spec.build(solver=solver), spec.dt, warmup)
     except Exception as e:
         run.error = f"{type(e).__name__}: {e}"
         return run
@@ -379,7 +376,7 @@ def drift_png(path: Path, runs_by_scene: dict) -> str | None:
     scenes = [s for s, runs in runs_by_scene.items() if any(r.ok for r in runs)]
     if not scenes:
         return None
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(scenes), figsize=(6.5 * len(scenes), 4.2), squeeze=False)
     for ax, name in zip(axes[0], scenes):
         for r in runs_by_scene[name]:
@@ -398,15 +395,7 @@ def drift_png(path: Path, runs_by_scene: dict) -> str | None:
         ax.set_title(name)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return str(path)
-
-
-def _series(a, scale: float, digits: int) -> list:
-    return [None if not math.isfinite(x) else float(f"{x * scale:.{digits}g}") for x in np.asarray(a, dtype=float)]
+    return str(save_figure(fig, path))
 
 
 def write_report(out: Path, tag: str, meta: dict, spec_infos: dict, runs_by_scene: dict) -> dict:
@@ -416,9 +405,9 @@ def write_report(out: Path, tag: str, meta: dict, spec_infos: dict, runs_by_scen
     data, peer_notes = {}, {}
     for name, runs in runs_by_scene.items():
         data[name] = {**spec_infos[name], "runs": [r.summary() for r in runs],
-                      "series": {r.engine: {"drift_mm": _series(r.drift, 1000.0, 4),
-                                            "mean_drift_mm": _series(r.mean_drift, 1000.0, 4),
-                                            "ms": _series(r.ms, 1.0, 4)} for r in runs if r.ok}}
+                      "series": {r.engine: {"drift_mm": rounded_series(r.drift, 4, 1000.0),
+                                            "mean_drift_mm": rounded_series(r.mean_drift, 4, 1000.0),
+                                            "ms": rounded_series(r.ms, 4)} for r in runs if r.ok}}
         for r in runs:
             if r.solver is None and r.notes:
                 peer_notes.setdefault(r.engine, [])
@@ -427,29 +416,21 @@ def write_report(out: Path, tag: str, meta: dict, spec_infos: dict, runs_by_scen
     md = [f"# tumble joint benchmarks: `{tag}`", "",
           "`chain50` and `ragdolls` in tumble (solvers pgs and shock) side by side with PyBullet and MuJoCo, the "
           "same dt and solver iterations: ms/step, its ratio to tumble (pgs), and joint drift (anchor separation) "
-          "for each engine.", "",
-          f"- date: {meta['date']}",
-          f"- machine: {meta['machine']}, {meta['cores']} cores, CPU `{meta['cpu']}`; load average (1, 5, 15 min) "
-          f"at start {meta['loadavg']}",
-          f"- CPU used by other processes during the run: {fmt(meta.get('other_cores'))} cores on average"
-          + (" -- **the machine was not idle: timings are inflated**" if meta.get("busy") else ""),
-          f"- python {meta['python']}, numpy {meta['numpy']}, numba {meta['numba']} "
-          f"({meta.get('numba_threads', '?')} threads); tumble at git {meta['git']}",
-          f"- command: `{meta['command']}`" + (" (**quick mode**: shrunken scenes, a few steps; numbers are a "
-                                               "smoke test, not results)" if meta.get("quick") else ""),
-          f"- tumble solvers: {', '.join(meta['solvers'])}; peers: {', '.join(meta['peers']) or 'none'}; "
-          f"wall time {meta['wall_s']:.0f} s",
-          f"- warm-up (compile or load kernels): {meta['warmup']}",
-          f"- only `step()` is timed; tumble is warmed up on a throw-away copy of each scene ({WARMUP_STEPS} steps) "
-          "first; the joint errors and the ground check are read after each step, outside the timing", "",
-          "Columns: ms/step = mean wall time of one `step()`; vs tumble (pgs) = that mean over tumble (pgs)'s; max "
-          "drift = largest anchor separation of any joint at any step; final drift = largest after the last step; "
-          "mean final drift = mean over the joints after the last step; / link = relative to the chain's link "
-          f"length; drift > {1000 * DRIFT_THRESHOLD:g} mm from = simulated time when some joint first came that far "
-          "apart; centre below ground = dynamic bodies whose centre is below the ground plane, i.e. that sank or "
-          "tunnelled at least half-way through it (largest count at "
-          "any step / count at the end).", "",
-          "## Findings", ""]
+          "for each engine.", ""]
+    md += setup_lines(meta, "shrunken scenes, a few steps")
+    md += [f"- tumble solvers: {', '.join(meta['solvers'])}; peers: {', '.join(meta['peers']) or 'none'}; "
+           f"wall time {meta['wall_s']:.0f} s",
+           f"- warm-up (compile or load kernels): {meta['warmup']}",
+           f"- only `step()` is timed; tumble is warmed up on a throw-away copy of each scene ({WARMUP_STEPS} steps) "
+           "first; the joint errors and the ground check are read after each step, outside the timing", "",
+           "Columns: ms/step = mean wall time of one `step()`; vs tumble (pgs) = that mean over tumble (pgs)'s; max "
+           "drift = largest anchor separation of any joint at any step; final drift = largest after the last step; "
+           "mean final drift = mean over the joints after the last step; / link = relative to the chain's link "
+           f"length; drift > {1000 * DRIFT_THRESHOLD:g} mm from = simulated time when some joint first came that far "
+           "apart; centre below ground = dynamic bodies whose centre is below the ground plane, i.e. that sank or "
+           "tunnelled at least half-way through it (largest count at "
+           "any step / count at the end).", "",
+           "## Findings", ""]
     md += lines or ["- (no engine completed a run)"]
     md.append("")
     if png:
@@ -457,9 +438,9 @@ def write_report(out: Path, tag: str, meta: dict, spec_infos: dict, runs_by_scen
     md += settings_lines(meta, peer_notes)
     for name in runs_by_scene:
         md += scene_section(name, spec_infos[name], data[name]["runs"])
-    (out / "joints.md").write_text("\n".join(md) + "\n")
+    write_markdown(out / "joints.md", md + [""])
     payload = {"meta": meta, "findings": lines, **data}
-    (out / "joints.json").write_text(json.dumps(to_jsonable(payload), indent=1))
+    write_json(out / "joints.json", payload)
     return payload
 
 
@@ -475,17 +456,12 @@ def spec_info(spec, steps: int) -> dict:
 
 # ------------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small scenes, short runs (smoke test)")
+    ap = benchmark_arguments(__doc__.split("\n")[0], "small scenes, short runs (smoke test)",
+                             "Numba threads for tumble (default: Numba's)")
     ap.add_argument("--scenes", default=",".join(SCENES), help="comma-separated scene names")
-    ap.add_argument("--out", default=None, help="output folder (default benchmarks/results/<machine tag>)")
     ap.add_argument("--no-peers", action="store_true", help="tumble only")
-    ap.add_argument("--tag", default=None, help="machine tag (default as benchmarks/run.py)")
-    ap.add_argument("--threads", type=int, default=None, help="Numba threads for tumble (default: Numba's)")
     args = ap.parse_args(argv)
-    tag, out, t_start, load_start, cpu_start = start_run(args)
-    import numba
-
+    start = start_run(args)
     import tumble.scenes as scenes
     from tumble.settings import SOLVER_SETTINGS
 
@@ -501,7 +477,7 @@ def main(argv=None) -> int:
         from benchmarks.peers import available
 
         peers = available()
-    warm = warm_up(solvers)
+    warm = warm_up_solvers(solvers)
     runs_by_scene, infos = {}, {}
     for name in names:
         spec = make_spec(name, args.quick)
@@ -524,21 +500,11 @@ def main(argv=None) -> int:
                                        f"final {1000 * s['drift_final']:9.2f} mm" if r.ok else "")
                 + (f"  ERROR {r.error}" if r.error else ""))
         runs_by_scene[name] = runs
-    meta = {"tag": tag, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.machine(),
-            "cores": core_count(), "cpu": cpu_model(), "loadavg": " ".join(f"{x:.2f}" for x in load_start),
-            "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
-            "numba_threads": numba.get_num_threads(), "git": git_state(),
-            "command": "python benchmarks/joints.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "quick": bool(args.quick), "solvers": solvers, "peers": [getattr(p, "__name__", str(p)) for p in peers],
-            "scenes": names,
-            "warmup": ", ".join(f"{k} {v:.1f} s" if isinstance(v, float) else f"{k} {v}" for k, v in warm.items()),
-            "wall_s": time.perf_counter() - t_start}
-    other = other_cpu_seconds(cpu_start)
-    meta["other_cores"] = other / meta["wall_s"] if math.isfinite(other) and meta["wall_s"] > 0 else math.nan
-    meta["busy"] = bool(meta["other_cores"] > BUSY_CORES)
-    write_report(out, tag, meta, infos, runs_by_scene)
-    log(f"\nwrote {out / 'joints.md'}, {out / 'joints.json'} and {out / 'joints.png'} in "
-        f"{time.perf_counter() - t_start:.0f} s")
+    meta = run_meta(start, "benchmarks/joints.py", argv, args.quick, solvers=solvers,
+                    peers=[getattr(p, "__name__", str(p)) for p in peers], scenes=names, warmup=warmup_text(warm))
+    out = start.out
+    write_report(out, start.tag, meta, infos, runs_by_scene)
+    log(f"\nwrote {out / 'joints.md'}, {out / 'joints.json'} and {out / 'joints.png'} in {start.elapsed():.0f} s")
     print(out / "joints.md")
     return 0
 

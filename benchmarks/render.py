@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.stacking import log, start_run  # noqa: E402
+from benchmarks.report import log, start_run  # noqa: E402
 
 #: (label, scene name, scene parameters)
 CASES = [("pile1000 (1000 spheres)", "pile1000", {}),

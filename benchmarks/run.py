@@ -27,7 +27,6 @@ import csv
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,19 @@ from tumble.progress import bar as progress_bar
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from benchmarks.report import (  # noqa: E402
+    ENGINE_COLUMNS,
+    core_count,
+    cpu_model,
+    engine_md_table,
+    engine_rows,
+    machine_tag,
+    mean_p95,
+    results_dir,
+    warmed_up_world,
+    write_markdown,
+)
 
 SCENES = ["pyramid20", "wall200", "pile1000", "large_pyramid"]
 DEFAULT_STEPS = {"large_pyramid": 60}      # others: 300
@@ -59,37 +71,6 @@ w.step(1.0 / 60.0)
 t2 = time.perf_counter()
 print("COMPILE_JSON " + json.dumps({"import_build_s": t1 - t0, "first_step_s": t2 - t1, "total_s": t2 - t0}))
 """
-
-
-# ------------------------------------------------------------------------------------------------
-def cpu_model() -> str:
-    """Short CPU model, e.g. ``amd-epyc-7b13`` or ``intel-xeon-8375c``."""
-    name = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                name = line.split(":", 1)[1]
-                break
-    except OSError:
-        pass
-    s = name.lower()
-    s = re.sub(r"\(r\)|\(tm\)|\bcpu\b|\bprocessor\b|@.*$|\d+-core|with .*$", " ", s)
-    toks = [t for t in re.split(r"[^a-z0-9]+", s) if t and t not in {"platinum", "gold", "silver", "core"}]
-    return "-".join(toks[:3]) or "unknown"
-
-
-def core_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
-def machine_tag() -> str:
-    tag = os.environ.get("TUMBLE_MACHINE_TAG")
-    if tag:
-        return tag
-    return f"{'ci' if os.environ.get('CI') else 'local'}-{core_count()}core-{cpu_model()}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -115,19 +96,10 @@ def compile_times() -> dict:
     return out
 
 
-def _stats(times_s: list[float]) -> tuple[float, float]:
-    a = np.asarray(times_s) * 1000.0
-    return float(a.mean()), float(np.percentile(a, 95))
-
-
 def run_tumble(spec, steps: int, warmup: int) -> dict:
     from tumble.scenes.metrics import SceneMetrics
 
-    w = spec.build()
-    for _ in range(warmup):
-        w.step(spec.dt)
-    del w
-    w = spec.build()
+    w = warmed_up_world(spec.build, spec.dt, warmup)
     m = SceneMetrics(spec)
     times = []
     bar = progress_bar(steps, f"{spec.name} tumble")
@@ -138,7 +110,7 @@ def run_tumble(spec, steps: int, warmup: int) -> dict:
         m.observe(w)
         bar.update(1)
     bar.close()
-    mean, p95 = _stats(times)
+    mean, p95 = mean_p95(1000.0 * np.asarray(times))
     return {"engine": "tumble (pgs)", "ms_mean": mean, "ms_p95": p95, **m.result(),
             "settings": dict(spec.settings), "notes": []}
 
@@ -166,45 +138,17 @@ def run_peer(peer_cls, spec, steps: int) -> dict:
     finally:
         bar.close()
         peer.close()
-    mean, p95 = _stats(times)
+    mean, p95 = mean_p95(1000.0 * np.asarray(times))
     return {"engine": peer.name, "ms_mean": mean, "ms_p95": p95, **m.result(), "settings": peer.settings,
             "notes": list(peer.notes)}
 
 
 # ------------------------------------------------------------------------------------------------
-COLUMNS = ["engine", "ms/step", "p95 ms", "vs pybullet", "max_pen [mm]", "max_drift [m]", "standing",
-           "energy [J]", "energy gain [J]"]
-
-
-def _fmt_row(r: dict, ref: float | None) -> list[str]:
-    if "error" in r:
-        return [r["engine"], r["error"]] + [""] * (len(COLUMNS) - 2)
-    ratio = f"{r['ms_mean'] / ref:.2f}x" if ref else "-"
-    st = "-" if r["standing"] is None else ("yes" if r["standing"] else "no")
-    return [r["engine"], f"{r['ms_mean']:.2f}", f"{r['ms_p95']:.2f}", ratio,
-            f"{1000 * r['max_penetration']:.1f}", f"{r['max_drift']:.3f}", st, f"{r['energy']:.4g}",
-            f"{r['energy_max_gain']:.3g}"]
-
-
-def _ref(rows: list[dict]) -> float | None:
-    for r in rows:
-        if r["engine"].startswith("pybullet") and "error" not in r:
-            return r["ms_mean"]
-    return None
-
-
 def text_table(rows: list[dict]) -> str:
-    ref = _ref(rows)
-    cells = [COLUMNS] + [_fmt_row(r, ref) for r in rows]
-    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
-    return "\n".join("  ".join(c[i].ljust(widths[i]) for i in range(len(COLUMNS))) for c in cells)
-
-
-def md_table(rows: list[dict]) -> str:
-    ref = _ref(rows)
-    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    out += ["| " + " | ".join(_fmt_row(r, ref)) + " |" for r in rows]
-    return "\n".join(out)
+    """The engines side by side as aligned text columns (the console's copy of the bench.md table)."""
+    cells = [ENGINE_COLUMNS] + engine_rows(rows)
+    widths = [max(len(c[i]) for c in cells) for i in range(len(ENGINE_COLUMNS))]
+    return "\n".join("  ".join(c[i].ljust(widths[i]) for i in range(len(ENGINE_COLUMNS))) for c in cells)
 
 
 def write_results(out: Path, tag: str, comp: dict | None, results: list[tuple], args) -> None:
@@ -231,7 +175,7 @@ def write_results(out: Path, tag: str, comp: dict | None, results: list[tuple], 
     rows_csv = []
     for spec, steps, rows in results:
         md += [f"## {spec.name} ({len(spec.bodies)} bodies, {steps} steps of dt = {spec.dt:.6g} s)", "",
-               f"{spec.description}", "", f"scene settings: `{spec.settings}`", "", md_table(rows), ""]
+               f"{spec.description}", "", f"scene settings: `{spec.settings}`", "", engine_md_table(rows), ""]
         for r in rows:
             if r.get("settings") and not r["engine"].startswith("tumble"):
                 md.append(f"- {r['engine']} settings: `{r['settings']}`")
@@ -243,7 +187,7 @@ def write_results(out: Path, tag: str, comp: dict | None, results: list[tuple], 
                              "standing": r.get("standing"), "energy": r.get("energy"),
                              "energy_max_gain": r.get("energy_max_gain"), "error": r.get("error", "")})
         md.append("")
-    (out / "bench.md").write_text("\n".join(md))
+    write_markdown(out / "bench.md", md)
     with open(out / "bench.csv", "w", newline="") as f:
         fields = ["scene", "bodies", "steps", "dt", "engine", "ms_mean", "ms_p95", "max_penetration",
                   "max_drift", "standing", "energy", "energy_max_gain", "error"]
@@ -278,7 +222,7 @@ def main(argv=None) -> int:
     for n in names:
         scenes.defaults(n)                      # SceneError naming an unknown scene, early
     tag = args.tag or machine_tag()
-    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / tag
+    out = results_dir(tag, out=args.out)
     peers = []
     if not args.no_peers:
         from benchmarks.peers import available

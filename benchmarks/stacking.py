@@ -34,15 +34,10 @@ numbers, per-step series included) and the PNGs ``stacking_*.png``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import os
-import platform
-import subprocess
 import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,8 +47,30 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.run import core_count, cpu_model, machine_tag  # noqa: E402
-from benchmarks.run import md_table as bench_md_table  # noqa: E402
+from benchmarks.report import (  # noqa: E402
+    benchmark_arguments,
+    engine_md_table,
+    figure_lines,
+    figure_path,
+    fmt,
+    legend,
+    log,
+    md_table,
+    mean_p95,
+    parse_experiments,
+    pass_fail,
+    pyplot,
+    run_experiments,
+    run_meta,
+    setup_lines,
+    start_run,
+    to_jsonable,
+    warm_up_solvers,
+    warmed_up_world,
+    warmup_text,
+    write_json,
+    write_markdown,
+)
 
 #: The paper's time step [s] (000 §5: "In all of our simulations, we have used a timestep of 0.01 seconds").
 PAPER_DT = 0.01
@@ -72,9 +89,6 @@ COLLISION_STAGES = ("broad", "narrow", "cache")
 PEN_OK = 1e-3
 #: A projectile "at rest" in the tower-roof line [m/s] (this report's threshold, not the paper's).
 REST_SPEED = 0.05
-#: Average number of cores other processes may keep busy during the run before the report flags its
-#: timings as not from an idle machine (measured from /proc/stat minus this process's own CPU time).
-BUSY_CORES = 0.2
 #: Performance targets of issue 3.
 TOWER_ROOF_MS_TARGET = 10.0
 SHOCK_VS_PGS_TARGET = 3.0
@@ -121,10 +135,6 @@ QUICK = Budget(quick=True, box_stack_seconds=0.3, ball_grid_frames=8, merit_step
                                       "cannon_time": 0.25}})
 
 
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
 # ------------------------------------------------------------------------------------------------
 # pure helpers
 
@@ -151,58 +161,6 @@ def linear_fit(x, y) -> dict:
     ss_tot = float(((y - ym) ** 2).sum())
     r2 = 1.0 - ss_res / ss_tot if ss_tot > 0.0 else (1.0 if ss_res <= 1e-24 else math.nan)
     return {"slope": slope, "intercept": intercept, "r2": float(r2), "n": int(n)}
-
-
-def fmt(v, digits: int = 3, scale: float = 1.0) -> str:
-    """A table cell: '-' for None/nan, yes/no for booleans, ``digits`` significant digits otherwise."""
-    if v is None:
-        return "-"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)) and scale == 1.0:
-        return str(int(v))
-    if isinstance(v, (float, np.floating, int, np.integer)):
-        x = float(v) * scale
-        if not math.isfinite(x):
-            return "-" if math.isnan(x) else str(x)
-        return f"{x:.{digits}g}"
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(fmt(u, digits, scale) for u in v) + "]"
-    if isinstance(v, dict):
-        return ", ".join(f"{k}: {fmt(u, digits, scale)}" for k, u in v.items())
-    return str(v).replace("|", "\\|")
-
-
-def md_table(headers, rows) -> str:
-    """A GitHub markdown table; cells go through :func:`fmt` unless they are strings already."""
-    out = ["| " + " | ".join(str(h) for h in headers) + " |", "|" + "---|" * len(headers)]
-    for r in rows:
-        cells = [c if isinstance(c, str) else fmt(c) for c in r]
-        cells += [""] * (len(headers) - len(cells))
-        out.append("| " + " | ".join(c.replace("\n", " ") for c in cells) + " |")
-    return "\n".join(out)
-
-
-def pass_fail(ok: bool | None) -> str:
-    return "n/a" if ok is None else ("PASS" if ok else "FAIL")
-
-
-def to_jsonable(o):
-    """Numpy arrays/scalars and nested containers as JSON values (nan -> null)."""
-    if isinstance(o, dict):
-        return {str(k): to_jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [to_jsonable(v) for v in o]
-    if isinstance(o, np.ndarray):
-        return to_jsonable(o.tolist())
-    if isinstance(o, (np.bool_, bool)):
-        return bool(o)
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (float, np.floating)):
-        x = float(o)
-        return x if math.isfinite(x) else None
-    return o
 
 
 def snapshot_steps(steps: int, dt: float, spawn_times, count: int) -> list[int]:
@@ -286,9 +244,7 @@ class Run:
 
     def ms_stats(self, upto: int | None = None) -> tuple[float, float]:
         a = self.ms[:upto] if upto is not None else self.ms
-        if a is None or len(a) == 0:
-            return math.nan, math.nan
-        return float(a.mean()), float(np.percentile(a, 95))
+        return mean_p95(() if a is None else a)
 
     def summary(self) -> dict:
         mean, p95 = self.ms_stats() if self.ok else (math.nan, math.nan)
@@ -379,12 +335,7 @@ def run_tumble(spec, solver: str, steps: int, settings: dict | None = None, fram
     merged.update(settings)
     run = Run(spec.name, label or f"tumble ({solver})", solver, merged, spec.dt, steps)
     try:
-        if warmup > 0:
-            w = spec.build(solver=solver, **settings)
-            for _ in range(warmup):
-                w.step(spec.dt)
-            del w
-        w = spec.build(solver=solver, **settings)
+        w = warmed_up_world(lambda: spec.build(solver=solver, **settings), spec.dt, warmup)
     except Exception as e:
         run.error = f"{type(e).__name__}: {e}"
         return run
@@ -522,20 +473,6 @@ class PenetrationProbe:
 # ------------------------------------------------------------------------------------------------
 # plots
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _legend(ax, **kw) -> None:
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(**kw)
-
-
 def _hidden_masks(spec, frame_steps):
     """Per frame (state after k steps), the bodies not present yet: a body of spawn time ts enters at the
     start of the first step starting at or after ts (``World.spawn``; the rule of ``SceneMetrics``)."""
@@ -583,9 +520,7 @@ class Ctx:
         return [f"_{msg}._", ""]
 
     def png(self, name: str) -> Path:
-        p = self.out / f"stacking_{name}.png"
-        self.figures.append(p.name)
-        return p
+        return figure_path(self.out, "stacking", name, self.figures)
 
 
 def _configs_available(ctx: Ctx, configs):
@@ -640,7 +575,7 @@ def exp_box_stack(ctx: Ctx):
                         f"(000 Fig. 9: both < 1 mm)")
     # plot
     if runs:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(1, 2, figsize=(11, 4))
         for r in runs:
             if r.time is not None and len(r.time):
@@ -651,13 +586,9 @@ def exp_box_stack(ctx: Ctx):
                    title="box_stack25: penetration (solver)")
         for a in axs:
             a.grid(alpha=0.3)
-            _legend(a, fontsize=8)
-        fig.tight_layout()
-        p = ctx.png("box_stack25_drift")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
+            legend(a, fontsize=8)
+        md += [""] + figure_lines(fig, ctx.png("box_stack25_drift"), "drift and penetration")
         s = snapshot_png(ctx.png("box_stack25_snapshots"), spec, runs, frames, "box_stack25 (dt 0.01 s)")
-        md += ["", f"![drift and penetration]({p.name})", ""]
         if s:
             md += [f"![snapshots]({Path(s).name})", ""]
     return md, data, findings
@@ -730,7 +661,7 @@ def exp_ball_grid(ctx: Ctx):
         findings.append(f"- ball_grid125, shock without shock propagation: frame 6 = {1000 * nsp[5]:.3g} mm "
                         f"-> {'not fixed, as in' if nsp[5] >= PEN_OK else 'fixed, unlike'} 000 Fig. 13b")
     if series:
-        plt = _plt()
+        plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 4))
         for lbl, v in series.items():
             ax.plot(range(0, nf + 1), 1000 * np.array([initial] + list(v)), marker="o", label=lbl)
@@ -738,12 +669,8 @@ def exp_ball_grid(ctx: Ctx):
         ax.set(xlabel="frame", ylabel="max penetration [mm]", yscale="log",
                title="ball_grid125: penetration per frame (5 iterations)")
         ax.grid(alpha=0.3, which="both")
-        _legend(ax, fontsize=8)
-        fig.tight_layout()
-        p = ctx.png("ball_grid125_penetration")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += ["", f"![penetration per frame]({p.name})", ""]
+        legend(ax, fontsize=8)
+        md += [""] + figure_lines(fig, ctx.png("ball_grid125_penetration"), "penetration per frame")
         snap = [k for k in (0, 1, 3, 6) if k <= nf]
         s = snapshot_png(ctx.png("ball_grid125_snapshots"), spec, runs, snap, "ball_grid125 frames (000 Fig. 13)")
         if s:
@@ -892,7 +819,7 @@ def exp_tower_roof(ctx: Ctx):
                                 f"{pass_fail(v < REST_SPEED)}")
     # plot: ms per step and contacts over time
     if runs:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(1, 2, figsize=(12, 4))
         for s, r in runs.items():
             if r.ok:
@@ -908,15 +835,11 @@ def exp_tower_roof(ctx: Ctx):
         axs[0].set(xlabel="t [s]", ylabel="ms/step", title="tower_roof: cost per step (dotted: contacts)")
         ax2.set_ylabel("contacts")
         axs[1].set(xlabel="t [s]", ylabel="max drift [mm]", yscale="log", title="tower_roof: drift of stack bodies")
-        _legend(axs[0], fontsize=8, loc="upper left")
-        _legend(axs[1], fontsize=8)
+        legend(axs[0], fontsize=8, loc="upper left")
+        legend(axs[1], fontsize=8)
         for a in axs:
             a.grid(alpha=0.3)
-        fig.tight_layout()
-        p = ctx.png("tower_roof_cost")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![cost and drift over time]({p.name})", ""]
+        md += figure_lines(fig, ctx.png("tower_roof_cost"), "cost and drift over time")
     return md, data, findings
 
 
@@ -960,7 +883,7 @@ def exp_fig18(ctx: Ctx):
            "stack at rest) has no line of its own (R^2 '-'); its points still enter the overall fit.", "",
            md_table(["scene", "bodies", "steps", "dt [s]", "contacts", "mean ms (no collision)",
                      "slope [us/contact]", "intercept [ms]", "R^2"], rows), ""]
-    plt = _plt()
+    plt = pyplot()
     fig, axs = plt.subplots(1, 2, figsize=(13, 5))
     cmap = plt.get_cmap("tab10")
     xs = np.linspace(0, allx.max() * 1.02, 50)
@@ -980,12 +903,8 @@ def exp_fig18(ctx: Ctx):
     axs[1].set(xlabel="contacts", ylabel="collision detection ms per step", title="000 Fig. 19: collision detection")
     for a in axs:
         a.grid(alpha=0.3)
-        _legend(a, fontsize=7, markerscale=3)
-    fig.tight_layout()
-    p = ctx.png("fig18_time_vs_contacts")
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    md += [f"![time vs contacts]({p.name})", ""]
+        legend(a, fontsize=7, markerscale=3)
+    md += figure_lines(fig, ctx.png("fig18_time_vs_contacts"), "time vs contacts")
     findings = [f"- Fig. 18 (shock): overall {1000 * fo['slope']:.3g} us per contact + {fo['intercept']:.3g} ms, "
                 f"R^2 = {fo['r2']:.3f}; per scene R^2: "
                 + ", ".join(f"{n} {f['r2']:.2f}" for n, f in fits.items())]
@@ -1087,7 +1006,7 @@ def exp_merit(ctx: Ctx):
                md_table(["gamma [1/kg]", "gamma * m", "sweeps", "theta after sweep 1", "theta after last",
                          "floor sweep", "factor per sweep", "R^2 (log)", "error"], grow), ""]
     if hist or ghist:
-        plt = _plt()
+        plt = pyplot()
         fig, axs = plt.subplots(1, 2, figsize=(12, 4.5))
         for name, h in hist.items():
             if len(h):
@@ -1099,12 +1018,8 @@ def exp_merit(ctx: Ctx):
         axs[1].set(xlabel="sweep", ylabel="theta", title=f"000 Fig. 6: box_stack25, cfm ({cfm_solver})")
         for a in axs:
             a.grid(alpha=0.3, which="both")
-            _legend(a, fontsize=8)
-        fig.tight_layout()
-        p = ctx.png("merit")
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        md += [f"![merit per sweep]({p.name})", ""]
+            legend(a, fontsize=8)
+        md += figure_lines(fig, ctx.png("merit"), "merit per sweep")
     if hist:
         findings.append(f"- Fig. 5 (pgs, step {step}): theta factor per sweep "
                         + ", ".join(f"{n} {data[n]['factor_per_sweep']:.4g} (R^2 log {data[n]['r2_log']:.3f})"
@@ -1146,7 +1061,7 @@ def exp_peers(ctx: Ctx):
         md += [f"### {name}", "", f"{spec.description}", "",
                f"{len(spec.bodies)} bodies, {steps} steps of dt = {spec.dt:g} s ({steps * spec.dt:g} s), "
                f"scene settings `{spec.settings}`" + (f", parameters `{spec.params}`" if ctx.budget.quick else ""), "",
-               bench_md_table(rows), "",
+               engine_md_table(rows), "",
                md_table(["engine", "max drift [mm]", "drift at end [mm]", "contacts (mean)"]
                         + [extra_header(k) for k in extra_keys], erows), ""]
         for r in runs:
@@ -1168,159 +1083,35 @@ RUNNERS = {"box_stack": exp_box_stack, "ball_grid": exp_ball_grid, "tower_roof":
 
 
 # ------------------------------------------------------------------------------------------------
-def parse_experiments(text: str | None, experiments=None) -> list[str]:
-    """``--experiments``: comma-separated names or 1-based numbers of ``experiments`` (default this
-    script's EXPERIMENTS), in their order; all of them when empty. Shared by the benchmark scripts."""
-    experiments = list(EXPERIMENTS if experiments is None else experiments)
-    if not text:
-        return experiments
-    out = []
-    for tok in (t.strip() for t in text.split(",")):
-        if not tok:
-            continue
-        if tok.isdigit() and 1 <= int(tok) <= len(experiments):
-            tok = experiments[int(tok) - 1]
-        if tok not in experiments:
-            raise SystemExit(f"unknown experiment {tok!r}; choose from {', '.join(experiments)} "
-                             f"or 1-{len(experiments)}")
-        if tok not in out:
-            out.append(tok)
-    return [e for e in experiments if e in out]
-
-
-def run_experiments(exps, experiments, runners, ctx) -> tuple[list, list, dict]:
-    """Run each experiment ``runners[e](ctx) -> (markdown lines, data, findings)``; one that raises is
-    reported (traceback in its section) and the next one runs. Returns (sections, findings, data)."""
-    sections, findings, data = [], [], {}
-    for e in exps:
-        log(f"\n== experiment {list(experiments).index(e) + 1}: {e}")
-        t = time.perf_counter()
-        try:
-            md, d, f = runners[e](ctx)
-        except Exception as ex:                       # report and go on with the next experiment
-            tb = traceback.format_exc()
-            log(tb)
-            md, d, f = [f"## {e}", "", f"_failed: {type(ex).__name__}: {ex}_", "", "```", tb.strip(), "```"], \
-                {"error": str(ex)}, []
-        sections.append(md)
-        findings += f
-        data[e] = d
-        log(f"   {e}: {time.perf_counter() - t:.0f} s")
-    return sections, findings, data
-
-
-def git_state() -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return f"{rev}{' (with uncommitted changes)' if dirty else ''}" if rev else "unknown"
-    except Exception:
-        return "unknown"
-
-
-def machine_busy_seconds() -> float:
-    """CPU seconds all processes have used since boot (/proc/stat: all but idle and iowait); nan elsewhere."""
-    try:
-        f = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-        busy = sum(f[:8]) - f[3] - f[4]
-        return busy / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return math.nan
-
-
-def own_cpu_seconds() -> float:
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
-def other_cpu_seconds(start: tuple[float, float]) -> float:
-    """CPU seconds other processes used since ``start = (machine_busy_seconds(), own_cpu_seconds())``."""
-    return max(0.0, (machine_busy_seconds() - start[0]) - (own_cpu_seconds() - start[1]))
-
-
-def warm_up(solvers) -> dict:
-    """Compile (or load from the Numba cache) every solver's kernels once on a small scene [s]."""
-    import tumble.scenes as scenes
-
-    out = {}
-    for s in solvers:
-        t = time.perf_counter()
-        try:
-            w = scenes.build("stack3_nocache", solver=s)
-            for _ in range(2):
-                w.step(1.0 / 60.0)
-            out[s] = time.perf_counter() - t
-        except Exception as e:
-            out[s] = f"{type(e).__name__}: {e}"
-        log(f"warm-up {s}: " + (f"{out[s]:.1f} s" if isinstance(out[s], float) else out[s]))
-    return out
-
-
 def write_report(out: Path, tag: str, meta: dict, sections: list, findings: list, data: dict) -> None:
-    md = [f"# tumble stacking experiments (Erleben 000, issue 3): `{tag}`", "",
-          f"- date: {meta['date']}",
-          f"- machine: {meta['machine']}, {meta['cores']} cores, CPU `{meta['cpu']}`; load average (1, 5, 15 min) "
-          f"at start {meta['loadavg']}",
-          f"- CPU used by other processes during the run: {fmt(meta['other_cores'])} cores on average"
-          + (" -- **the machine was not idle: timings are inflated**" if meta["busy"] else ""),
-          f"- python {meta['python']}, numpy {meta['numpy']}, numba {meta['numba']} ({meta.get('numba_threads', '?')} "
-          f"threads); tumble at git {meta['git']}",
-          f"- command: `{meta['command']}`" + (" (**quick mode**: shrunken scenes, a few steps; numbers are a "
-                                               "smoke test, not results)" if meta["quick"] else ""),
-          f"- experiments: {', '.join(meta['experiments'])}; wall time {meta['wall_s']:.0f} s",
-          f"- tumble solvers: {', '.join(meta['solvers'])}; peers: {', '.join(meta['peers']) or 'none'}",
-          f"- scenes present: {', '.join(meta['scenes'])}",
-          f"- warm-up (compile or load kernels): {meta['warmup']}",
-          "- only `step()` is timed; tumble is warmed up on a throw-away copy of each scene (2 steps) first", "",
-          "## Findings", "",
-          "Computed from the numbers below against the paper's claims and the issue's targets:", ""]
+    md = [f"# tumble stacking experiments (Erleben 000, issue 3): `{tag}`", ""]
+    md += setup_lines(meta, "shrunken scenes, a few steps")
+    md += [f"- experiments: {', '.join(meta['experiments'])}; wall time {meta['wall_s']:.0f} s",
+           f"- tumble solvers: {', '.join(meta['solvers'])}; peers: {', '.join(meta['peers']) or 'none'}",
+           f"- scenes present: {', '.join(meta['scenes'])}",
+           f"- warm-up (compile or load kernels): {meta['warmup']}",
+           "- only `step()` is timed; tumble is warmed up on a throw-away copy of each scene (2 steps) first", "",
+           "## Findings", "",
+           "Computed from the numbers below against the paper's claims and the issue's targets:", ""]
     md += findings or ["- (no pass/fail line could be computed from the experiments that ran)"]
     md += ["", "Interpretation: written by hand after reading the numbers below (box stack, ball grid, tower "
            "roof, Fig. 18 linearity, merit / cfm, vs PyBullet / MuJoCo); a fresh run leaves it to the reader.", ""]
     for lines in sections:
         md += lines + [""]
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "stacking.md").write_text("\n".join(md))
-    (out / "stacking.json").write_text(json.dumps(to_jsonable({"meta": meta, "findings": findings, **data}),
-                                                  indent=1))
-
-
-def start_run(args):
-    """What every benchmark script does first: the machine tag, the output folder (a git-ignored
-    ``<tag>-quick.tmp`` for ``--quick``), the start time, load average and CPU counters, a warning
-    when the machine is busy, and the Numba thread count of ``--threads``."""
-    tag = args.tag or machine_tag()
-    out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (f"{tag}-quick.tmp" if args.quick else tag)
-    t_start = time.perf_counter()
-    load_start = os.getloadavg()
-    cpu_start = (machine_busy_seconds(), own_cpu_seconds())
-    if load_start[0] > 0.5:
-        log(f"warning: load average {load_start[0]:.2f} before the run: other processes compete for the "
-            f"{core_count()} cores, timings will be high")
-    import numba
-
-    if args.threads is not None:
-        numba.set_num_threads(max(1, min(int(args.threads), numba.config.NUMBA_NUM_THREADS)))
-    return tag, out, t_start, load_start, cpu_start
+    write_markdown(out / "stacking.md", md)
+    write_json(out / "stacking.json", {"meta": meta, "findings": findings, **data})
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small scenes, few steps (smoke test, < 2 min)")
-    ap.add_argument("--experiments", default=None, help=f"comma-separated: {','.join(EXPERIMENTS)} (or 1-6)")
-    ap.add_argument("--out", default=None, help="output folder (default benchmarks/results/<machine tag>)")
+    ap = benchmark_arguments(__doc__.split("\n")[0], "small scenes, few steps (smoke test, < 2 min)",
+                             "Numba threads for tumble (default: Numba's, one per core); 1 gives steadier timings "
+                             "on a machine shared with other processes", EXPERIMENTS)
     ap.add_argument("--no-peers", action="store_true", help="tumble only")
-    ap.add_argument("--tag", default=None, help="machine tag (default as benchmarks/run.py)")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="Numba threads for tumble (default: Numba's, one per core); 1 gives steadier timings "
-                         "on a machine shared with other processes")
     args = ap.parse_args(argv)
-    exps = parse_experiments(args.experiments)
+    exps = parse_experiments(args.experiments, EXPERIMENTS)
     budget = QUICK if args.quick else FULL
-    tag, out, t_start, load_start, cpu_start = start_run(args)
-    import numba
+    start = start_run(args)
+    out = start.out
     scenes_present = scene_names()
     solvers = [s for s in SOLVERS if s in solver_names()]
     for s in SOLVERS:
@@ -1334,26 +1125,16 @@ def main(argv=None) -> int:
         from benchmarks.peers import available
 
         peers = available()
-    warm = warm_up(solvers)
+    warm = warm_up_solvers(solvers)
     ctx = Ctx(budget=budget, out=out, cache=RunCache(), peers=peers, scenes=scenes_present, solvers=solvers)
     out.mkdir(parents=True, exist_ok=True)
     sections, findings, data = run_experiments(exps, EXPERIMENTS, RUNNERS, ctx)
-    meta = {"tag": tag, "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": platform.machine(),
-            "cores": core_count(), "cpu": cpu_model(), "loadavg": " ".join(f"{x:.2f}" for x in load_start),
-            "python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
-            "numba_threads": numba.get_num_threads(),
-            "git": git_state(), "command": "python benchmarks/stacking.py " + " ".join(argv if argv is not None
-                                                                                       else sys.argv[1:]),
-            "quick": bool(args.quick), "experiments": exps, "solvers": solvers,
-            "peers": [getattr(p, "__name__", str(p)) for p in peers], "scenes": scenes_present,
-            "warmup": ", ".join(f"{k} {v:.1f} s" if isinstance(v, float) else f"{k} {v}" for k, v in warm.items()),
-            "wall_s": time.perf_counter() - t_start, "figures": ctx.figures}
-    other = other_cpu_seconds(cpu_start)
-    meta["other_cores"] = other / meta["wall_s"] if math.isfinite(other) and meta["wall_s"] > 0 else math.nan
-    meta["busy"] = bool(meta["other_cores"] > BUSY_CORES)
-    write_report(out, tag, meta, sections, findings, data)
+    meta = run_meta(start, "benchmarks/stacking.py", argv, args.quick, experiments=exps, solvers=solvers,
+                    peers=[getattr(p, "__name__", str(p)) for p in peers], scenes=scenes_present,
+                    warmup=warmup_text(warm), figures=ctx.figures)
+    write_report(out, start.tag, meta, sections, findings, data)
     log(f"\nwrote {out / 'stacking.md'}, {out / 'stacking.json'} and {len(ctx.figures)} PNGs "
-        f"in {time.perf_counter() - t_start:.0f} s")
+        f"in {start.elapsed():.0f} s")
     print(out / "stacking.md")
     return 0
 

@@ -1,5 +1,6 @@
 """The pure parts of the stacking report runner (benchmarks/stacking.py) and its snapshot renderer
-(benchmarks/snapshots.py): least-squares fit, markdown helpers, snapshot frames, rendering geometry."""
+(benchmarks/snapshots.py): least-squares fit, metric columns, the report, snapshot frames, rendering
+geometry (the shared table and JSON helpers: test_bench_report.py)."""
 
 from __future__ import annotations
 
@@ -64,38 +65,11 @@ def test_convergence_factor_of_a_geometric_merit_and_its_floor():
 
 
 # ------------------------------------------------------------------------------------------------ markdown
-def test_fmt_cells():
-    assert stacking.fmt(None) == "-"
-    assert stacking.fmt(float("nan")) == "-"
-    assert stacking.fmt(True) == "yes" and stacking.fmt(np.bool_(False)) == "no"
-    assert stacking.fmt(7) == "7"
-    assert stacking.fmt(0.0123456, 3) == "0.0123"
-    assert stacking.fmt(0.0123456, 3, 1000) == "12.3"
-    assert stacking.fmt({"block": 0.5, "cannonball": None}) == "block: 0.5, cannonball: -"
-    assert stacking.fmt("a|b") == "a\\|b"
-
-
-def test_md_table_layout():
-    t = stacking.md_table(["scene", "ms", "ok"], [["wall200", 1.23456, True], ["pile", None]])
-    lines = t.split("\n")
-    assert lines[0] == "| scene | ms | ok |"
-    assert lines[1] == "|---|---|---|"
-    assert lines[2] == "| wall200 | 1.23 | yes |"
-    assert lines[3] == "| pile | - |  |"
-    assert all(ln.count("|") == 4 for ln in lines)
-
-
 def test_extra_metric_columns_carry_units():
     assert stacking.extra_header("pre_spawn_max_drift") == "pre_spawn_max_drift [mm]"
     assert stacking.extra_cell("pre_spawn_max_penetration", 0.0021) == "2.1"
     assert stacking.extra_header("projectile_final_speed") == "projectile_final_speed [m/s]"
     assert stacking.extra_cell("displaced", 3) == "3"
-
-
-def test_json_conversion_handles_numpy_and_nan():
-    d = stacking.to_jsonable({"a": np.arange(3), "b": np.float64("nan"), "c": (np.int64(2), np.bool_(True)),
-                              3: {"x": np.float32(1.5)}})
-    assert json.loads(json.dumps(d)) == {"a": [0, 1, 2], "b": None, "c": [2, True], "3": {"x": 1.5}}
 
 
 def test_write_report_writes_markdown_and_json(tmp_path):
@@ -115,13 +89,6 @@ def test_write_report_writes_markdown_and_json(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------ plan
-def test_parse_experiments():
-    assert stacking.parse_experiments(None) == stacking.EXPERIMENTS
-    assert stacking.parse_experiments("fig18,1") == ["box_stack", "fig18"]
-    with pytest.raises(SystemExit):
-        stacking.parse_experiments("nonsense")
-
-
 def test_snapshot_steps():
     assert stacking.snapshot_steps(300, 0.01, [], 4) == [0, 100, 200, 300]
     # spawns at 9.68 s and 13 s of a 16 s run: start, before the first spawn, 1 s after each, end
