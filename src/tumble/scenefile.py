@@ -150,10 +150,10 @@ import dataclasses
 import difflib
 import json
 import math
-import warnings
 import numbers
 import re
 import tomllib
+import warnings
 from pathlib import Path
 
 import numpy as np
