@@ -13,6 +13,7 @@ them; ``_core.step`` adds the shared finish.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -45,6 +46,12 @@ AABB_TOLERANCE = 1e-4
 #: boxes placed exactly on each other came out 1e-17 m apart and their contact was dropped.
 CONTACT_TOLERANCE = 1e-6
 FAT_MAX = 0.1
+#: Fewer contact points than this get their rows on the calling thread (``.serial`` of the parallel
+#: kernel): waking the second thread costs more than the rows of a small scene (config.kernel_parallel;
+#: the impulse solver's batches use the same figure, driver.PARALLEL_MIN_CONTACTS).
+PARALLEL_MIN_CONTACTS = 256
+#: The same for joints (a joint writes up to 8 rows).
+PARALLEL_MIN_JOINTS = 64
 
 
 def lap(prof: dict, name: str, t: float) -> float:
@@ -85,6 +92,12 @@ def collide(core, prof: dict, t: float, warm: bool) -> int:
     # the previous step's contacts become the cache; the new ones go in the other store
     core.contacts, core.contacts_previous = core.contacts_previous, core.contacts
     c = core.contacts
+    core.counters["pairs"] = len(pairs)
+    if not len(pairs):      # nothing touches: no narrow phase, no cache to match
+        c.count = 0
+        core.counters["cache_hits"] = 0
+        lap(prof, "narrow", t)
+        return 0
     c.reserve(4 * len(pairs) + 1)
     c.count = narrow_phase(pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull,
                            g.geom_world_position, g.geom_world_rotation, g.geom_friction, g.geom_restitution,
@@ -92,7 +105,6 @@ def collide(core, prof: dict, t: float, warm: bool) -> int:
                            c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature,
                            c.contact_point, c.contact_normal,
                            c.contact_depth, c.contact_friction, c.contact_restitution)
-    core.counters["pairs"] = len(pairs)
     t = lap(prof, "narrow", t)
 
     p = core.contacts_previous
@@ -111,20 +123,11 @@ def prepare_rows(core, dt: float) -> int:
     active joint (dynamics.joints.rows) from row ``3 * contacts`` on. Returns that offset."""
     b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
     joint_rows = core.joint_layout.row_total
-    count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, b.count)
     offset = 3 * c.count
     r.reserve(offset + joint_rows + 1)
-    fm = FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB
-    r.count = prepare_contact_rows(
-        c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
-        c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
-        b.body_position, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_mass,
-        b.body_inv_inertia_world, b.body_fixed, b.body_contact_count, dt, s.baumgarte, s.slop,
-        s.max_correction_speed, s.restitution_threshold, fm, float(np.linalg.norm(core.gravity)), s.warm_start, 0,
-        r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link,
-        r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
-    r.row_cfm[:offset] = 0.0
-    r.row_group[:offset] = 1
+    r.count = 0
+    if c.count:
+        _contact_rows(core, dt)
     if joint_rows:
         joint_coordinates(core)
         write_joint_rows(core, offset, dt, dt, s.warm_start)
@@ -132,6 +135,26 @@ def prepare_rows(core, dt: float) -> int:
     core.counters["joint_rows"] = int(joint_rows)
     core.joint_row_offset = offset
     return offset
+
+
+def _contact_rows(core, dt: float) -> None:
+    """The three rows of every contact point (contact.rows.prepare_contact_rows)."""
+    b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
+    count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, b.count)
+    offset = 3 * c.count
+    fm = FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB
+    g = core.gravity
+    prepare = prepare_contact_rows if c.count >= PARALLEL_MIN_CONTACTS else prepare_contact_rows.serial
+    r.count = prepare(
+        c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
+        c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
+        b.body_position, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_mass,
+        b.body_inv_inertia_world, b.body_fixed, b.body_contact_count, dt, s.baumgarte, s.slop,
+        s.max_correction_speed, s.restitution_threshold, fm, math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]),
+        s.warm_start, 0, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo,
+        r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner)
+    r.row_cfm[:offset] = 0.0
+    r.row_group[:offset] = 1
 
 
 # ---------------------------------------------------------------------------------------- integration
@@ -165,7 +188,8 @@ def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool) -> None
     (when on) keeps removing its fraction of the error per step dt."""
     b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
     fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
-    prepare_joint_rows(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
+    prepare = prepare_joint_rows if js.count >= PARALLEL_MIN_JOINTS else prepare_joint_rows.serial
+    prepare(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
                        js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
                        js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,
                        js.joint_coord, js.joint_lever, b.body_position, b.body_orientation, b.body_inv_mass,

@@ -39,6 +39,9 @@ from tumble._core.config import kernel, kernel_parallel
 KEY_STRIDE = 1 << 31
 #: Pairs per parallel work item of _collide_pairs (its scratch arrays are allocated per chunk).
 PAIR_CHUNK = 64
+#: Fewer pairs than this run on the calling thread (``_collide_pairs.serial``): the threads gain
+#: nothing on fewer than four chunks, and waking them costs 2.5-40 us (config.kernel_parallel).
+PARALLEL_MIN_PAIRS = 4 * PAIR_CHUNK
 
 
 @kernel(inline="always")
@@ -190,7 +193,8 @@ def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, 
     chunk_count = np.zeros(chunks, dtype=np.int64)
     args = (contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key, contact_feature,
             contact_point, contact_normal, contact_depth, contact_friction, contact_restitution)
-    _collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+    collide_pairs = _collide_pairs if pair_count >= PARALLEL_MIN_PAIRS else _collide_pairs.serial
+    collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
                    geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
                    margin, chunk_count, *args)
     return _compact(chunks, chunk_count, *args)

@@ -33,9 +33,13 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
-        iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
-                                 r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
-                                 b.body_linear_velocity, b.body_angular_velocity, s.iterations, s.tolerance, history)
+        if r.count == 0:     # nothing to solve: what solve_pgs returns for no rows, without the call
+            iters, merit = (1 if s.tolerance > 0.0 else s.iterations), 0.0
+        else:
+            iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
+                                     r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
+                                     b.body_linear_velocity, b.body_angular_velocity, s.iterations, s.tolerance,
+                                     history)
         core.counters["iterations"] = int(iters)
         core.counters["merit"] = float(merit)
         core.counters["rows"] = int(r.count)
@@ -46,12 +50,14 @@ class PGSSolver(Solver):
         stages.integrate_positions(core, dt)
         t = stages.lap(prof, "integrate", t)
 
-        if s.relax_iterations > 0:
+        c = core.contacts
+        if s.relax_iterations > 0 and r.count:
             relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                       r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                       b.body_angular_velocity, s.relax_iterations)
-        c = core.contacts
-        store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
+        if c.count:
+            store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse,
+                                   c.contact_friction_impulse)
         stages.finish_joints(core, offset, r.row_lambda, dt)
         t = stages.lap(prof, "relax", t)
         stages.project_joints(core, dt)

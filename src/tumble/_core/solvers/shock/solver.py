@@ -228,7 +228,8 @@ class ShockSolver(Solver):
         t = time.perf_counter()
         c = core.contacts
         r.reserve(c.count + 1)
-        r.count = prepare_normal_rows(c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
+        prepare = prepare_normal_rows if c.count >= stages.PARALLEL_MIN_CONTACTS else prepare_normal_rows.serial
+        r.count = prepare(c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
                                       b.body_position, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed,
                                       r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind, r.row_owner)
         disp_lin[:] = 0.0
