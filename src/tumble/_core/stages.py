@@ -121,7 +121,7 @@ def collide(core, prof: dict, t: float, warm: bool) -> int:
 def prepare_rows(core, dt: float) -> int:
     """Rows of every contact point (normal + 2 friction, contact.rows), then the rows of every
     active joint (dynamics.joints.rows) from row ``3 * contacts`` on. Returns that offset."""
-    b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
+    c, r, s = core.contacts, core.rows, core.settings
     joint_rows = core.joint_layout.row_total
     offset = 3 * c.count
     r.reserve(offset + joint_rows + 1)
