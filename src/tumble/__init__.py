@@ -29,6 +29,22 @@ from tumble.settings import ImpulseSettings, PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
 from tumble.world import Contacts, World
 
+
+def solvers() -> list[dict]:
+    """The registered solvers, sorted by name: one dict each with ``name``, ``description``,
+    ``settings`` (the settings class) and the declared capabilities (``joints``, ``sleeping``,
+    ``sleeping_meaning``, ``restitution``, ``elastic_bodies``, ``counters``)."""
+    import dataclasses
+
+    from tumble._core.solvers import registry
+
+    out = []
+    for name in registry.names():
+        cls = registry.solver_class(name)
+        out.append({"name": name, "description": cls.description, "settings": cls.settings_class,
+                    **dataclasses.asdict(cls.capabilities)})
+    return out
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -37,5 +53,5 @@ __all__ = [
     "MaterialError",
     "SettingsError", "SceneError", "RecordingError", "SimulationError", "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "__version__",
+    "solvers", "__version__",
 ]

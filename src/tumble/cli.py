@@ -1,6 +1,7 @@
 """Command line.
 
     tumble scenes                                   the scene library
+    tumble solvers                                  the solvers (registry) and what each supports
     tumble run SCENE|FILE.toml|FILE.json [--solver S] [--seconds T] [--dt DT] [--param k=v]
                [--record run.npz [--record-every N]] [--json]
     tumble export SCENE -o FILE.toml|FILE.json [--param k=v]   a library scene as a scene file
@@ -103,9 +104,10 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="tumble", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("scenes", help="list the scene library")
+    sub.add_parser("solvers", help="list the solvers and what each supports (joints, sleeping, ...)")
     r = sub.add_parser("run", help="run a library scene or a scene file and print its metrics")
     r.add_argument("scene", help="library scene name (tumble scenes) or a .toml/.json scene file")
-    r.add_argument("--solver", default=None, help="pgs | shock (default: the scene file's, else pgs)")
+    r.add_argument("--solver", default=None, help="a solver of `tumble solvers` (default: the scene file's, else pgs)")
     r.add_argument("--seconds", type=float, default=None)
     r.add_argument("--dt", type=float, default=None)
     r.add_argument("--record", default=None, help="write a recording (.npz) of the run")
@@ -142,6 +144,13 @@ def main(argv=None) -> int:
 
             for name, desc in scenes.describe():
                 print(f"{name:18s} {desc}")
+            return 0
+        if a.cmd == "solvers":
+            import tumble
+
+            for info in tumble.solvers():
+                caps = ", ".join(k for k in ("joints", "sleeping", "restitution", "elastic_bodies") if info[k])
+                print(f"{info['name']:10s} {info['description']}\n{'':10s} supports: {caps or '-'}")
             return 0
         if a.cmd == "run":
             res = run_scene(a.scene, a.solver, a.seconds, a.dt, a.record, progress=not a.json,

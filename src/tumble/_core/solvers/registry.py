@@ -18,6 +18,17 @@ SOLVERS: dict[str, str] = {
 }
 
 
+def register(name: str, module: str) -> None:
+    """Add solver ``name`` implemented by ``module`` (its ``SOLVER``) at run time: a solver package
+    outside tumble (a plug-in, a test's toy solver) joins World, the CLI, scene files and recordings
+    without an edit here. A name already taken is an error."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise SettingsError(f"solver name {name!r} must be an identifier")
+    if name in SOLVERS and SOLVERS[name] != module:
+        raise SettingsError(f"solver {name!r} is already registered ({SOLVERS[name]})")
+    SOLVERS[name] = module
+
+
 def names() -> list[str]:
     """The registered solver names, sorted."""
     return sorted(SOLVERS)
