@@ -153,7 +153,6 @@ import math
 import numbers
 import re
 import tomllib
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -846,7 +845,15 @@ def _joint_in(loc: _Loc, v, bodies: list[BodySpec], refs: _Bodies) -> Joint:
 
 
 def _settings_in(loc: _Loc, settings, solver: str | None) -> dict:
-    from tumble.settings import SOLVER_SETTINGS
+    """A scene's settings serve every solver (``SceneSpec.build`` gives each solver those that are
+    fields of its settings class): every key must be a setting of some registered solver, and each
+    value must pass the validation of a solver that has it (the named ``solver``'s first)."""
+    from tumble._core.solvers import registry
+
+    classes = [registry.settings_class(n) for n in registry.names()]
+    if solver is not None:
+        own = registry.settings_class(solver)
+        classes = [own] + [c for c in classes if c is not own]
 
     def names_of(c) -> set:   # a class's fields and the deprecated names it still accepts (IGNORED)
         return {f.name for f in dataclasses.fields(c)} | set(getattr(c, "IGNORED", ()))
@@ -856,28 +863,21 @@ def _settings_in(loc: _Loc, settings, solver: str | None) -> dict:
     for k, x in settings.items():
         if isinstance(x, float) and math.isnan(x):
             raise loc.error(f"settings.{k}", x, "must be a number, not NaN")
-    if solver is not None:
-        classes = [SOLVER_SETTINGS[solver]]
-    else:
-        # a class that has them all as real fields first (impulse accepts iterations but ignores it)
-        classes = ([c for c in SOLVER_SETTINGS.values() if set(settings) <= set(c.field_names())]
-                   or [c for c in SOLVER_SETTINGS.values() if set(settings) <= names_of(c)])
-    if not classes:
-        names = sorted({n for c in SOLVER_SETTINGS.values() for n in names_of(c)})
-        bad = next(k for k in settings if k not in names)
-        raise loc.say(f"unknown field 'settings.{bad}'{_suggest(bad, names)}: not a setting of any solver")
-    cls = classes[0]
-    names = sorted(names_of(cls))
+    known = sorted({n for c in classes for n in names_of(c)})
     for k in settings:
-        if k not in names:
-            raise loc.say(f"unknown field 'settings.{k}'{_suggest(k, names)}: not a setting of solver "
-                          f"{solver!r}")
-    try:
-        with warnings.catch_warnings():    # validation only: deprecated, ignored names are no error here
-            warnings.simplefilter("ignore", DeprecationWarning)
-            cls().update(**copy.deepcopy(settings))
-    except (TumbleError, ValueError, TypeError) as e:
-        raise loc.wrap(e, "settings") from e
+        if k not in known:
+            where = f"solver {solver!r} or any other solver" if solver else "any solver"
+            raise loc.say(f"unknown field 'settings.{k}'{_suggest(k, known)}: not a setting of {where}")
+    left = dict(settings)
+    for cls in classes:      # each key validated by the first class that has it as a real field
+        mine = {k: v for k, v in left.items() if k in cls.field_names()}
+        if not mine:
+            continue
+        try:
+            cls().update(**copy.deepcopy(mine))
+        except (TumbleError, ValueError, TypeError) as e:
+            raise loc.wrap(e, "settings") from e
+        left = {k: v for k, v in left.items() if k not in mine}
     return dict(settings)
 
 
@@ -921,12 +921,12 @@ def from_dict(d: dict, source: str = "<dict>") -> SceneSpec:
             kw[f] = _scalar(sloc, f, sc[f], lo=0.0, lo_open=True, what="a finite number > 0 [s]")
     solver = None
     if "solver" in sc:
-        from tumble.settings import SOLVER_SETTINGS
+        from tumble._core.solvers import registry
 
         solver = _string(sloc, "solver", sc["solver"])
-        if solver not in SOLVER_SETTINGS:
-            raise sloc.error("solver", solver, f"is not a solver{_suggest(solver, SOLVER_SETTINGS)}; known: "
-                             f"{', '.join(sorted(SOLVER_SETTINGS))}")
+        if solver not in registry.names():
+            raise sloc.error("solver", solver, f"is not a solver{_suggest(solver, registry.names())}; known: "
+                             f"{', '.join(registry.names())}")
     if "settings" in sc:
         kw["settings"] = _settings_in(sloc, sc["settings"], solver)
     if "params" in sc:
