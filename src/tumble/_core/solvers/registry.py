@@ -15,6 +15,7 @@ SOLVERS: dict[str, str] = {
     "pgs": "tumble._core.solvers.pgs",
     "shock": "tumble._core.solvers.shock",
     "impulse": "tumble._core.solvers.impulse",
+    "jacobi": "tumble._core.solvers.jacobi",
 }
 
 
