@@ -11,6 +11,13 @@ array is plain NumPy (``np.load(..., allow_pickle=False)`` reads it); strings ar
 * ``meta``: 0-d unicode array holding a JSON object: ``format``, ``version``, ``scene``, ``solver``,
   ``settings`` (the solver's settings as a dict), ``dt`` [s], ``every`` (steps per frame),
   ``gravity`` [m/s^2], ``stage_names`` (K names of ``step_ms``' columns), ``tumble_version``.
+  The text is strict JSON (RFC 8259, which has no ``Infinity`` or ``NaN``): a non-finite float (a
+  setting such as ``ShockSettings.max_correction = inf``) is written as the string ``"inf"``,
+  ``"-inf"`` or ``"nan"``, and ``nonfinite`` lists where: one key path (a list of object keys and
+  array indices) per such value, e.g. ``"nonfinite": [["settings", "max_correction"]]``. ``load``
+  turns them back into floats and drops ``nonfinite``, so ``Recording.meta`` holds ``math.inf``.
+  (Files written before this rule may hold the non-standard ``Infinity`` / ``NaN`` tokens; ``load``
+  reads them too.) :func:`strict_json` is the encoder; the browser viewer sends its JSON the same way.
 * bodies: ``body_mass`` (N,) [kg] (0 for fixed), ``body_fixed`` (N,) bool, ``body_name`` (N,) str,
   ``body_material`` (N,) str.
 * geometry, in the body frame (the body origin is its centre of mass): ``geom_body`` (G,) int64,
@@ -35,14 +42,20 @@ array is plain NumPy (``np.load(..., allow_pickle=False)`` reads it); strings ar
   stage (0 where a stage did not run in that step; the ``total`` column is the whole step).
 
 ``Recording.load(path)`` checks all of this and raises :class:`RecordingError` naming the file, the
-array and what is wrong; ``Recording.save(path)`` writes it back unchanged (round trip).
+array and what is wrong, also for a file that is not a zip archive, is truncated or has corrupt bytes
+(every member's CRC-32 is checked, so a flipped bit never loads as silently wrong numbers);
+``Recording.save(path)`` writes it back unchanged (round trip).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import numbers
+import struct
 import zipfile
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -97,6 +110,76 @@ SCHEMA: dict[str, tuple[str, tuple]] = {
 }
 
 META_KEYS = ("format", "version", "scene", "solver", "settings", "dt", "every", "gravity", "stage_names")
+#: the meta key listing the key paths of non-finite floats written as strings (see the module docstring)
+NONFINITE_KEY = "nonfinite"
+_NONFINITE_TEXT = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+# ---------------------------------------------------------------------------------------------- strict JSON
+def json_safe(obj, path: tuple = (), nonfinite: list | None = None):
+    """``obj`` as plain JSON data that strict JSON can hold: dicts (keys as strings), lists, str, int,
+    finite float, bool, None. A non-finite float becomes the string ``"inf"``, ``"-inf"`` or ``"nan"``
+    and, when ``nonfinite`` is a list, its key path (a list) is appended to it. NumPy scalars and
+    arrays become Python numbers and lists; anything else its ``str``."""
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, (numbers.Integral, np.integer)):
+        return int(obj)
+    if isinstance(obj, (numbers.Real, np.floating)):
+        v = float(obj)
+        if math.isfinite(v):
+            return v
+        if nonfinite is not None:
+            nonfinite.append(list(path))
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v, path + (str(k),), nonfinite) for k, v in obj.items()}
+    if isinstance(obj, np.ndarray):
+        obj = obj.tolist()
+        if not isinstance(obj, list):
+            return json_safe(obj, path, nonfinite)
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v, path + (i,), nonfinite) for i, v in enumerate(obj)]
+    return str(obj)
+
+
+def strict_json(obj, **kw) -> str:
+    """``json.dumps`` of :func:`json_safe` (``obj``) with ``allow_nan=False``: text every JSON parser reads
+    (a browser's ``JSON.parse`` included). A dict gets a ``nonfinite`` key listing the paths of the
+    non-finite floats written as strings (only when there are any)."""
+    paths: list = []
+    data = json_safe(obj, (), paths)
+    if paths and isinstance(data, dict):
+        data[NONFINITE_KEY] = paths
+    return json.dumps(data, allow_nan=False, **kw)
+
+
+def _decode_nonfinite(meta: dict, where: str) -> dict:
+    """Undo :func:`strict_json` on a loaded meta: the strings at the ``nonfinite`` paths back to floats."""
+    paths = meta.pop(NONFINITE_KEY, [])
+    if not isinstance(paths, list):
+        raise RecordingError(f"{where}: field meta.{NONFINITE_KEY}={paths!r} must be a list of key paths")
+    for path in paths:
+        node, ok = meta, isinstance(path, list) and len(path) > 0
+        for key in path[:-1] if ok else ():
+            try:
+                node = node[key]
+            except (KeyError, IndexError, TypeError):
+                ok = False
+                break
+        if ok:
+            key = path[-1]
+            try:
+                ok = node[key] in _NONFINITE_TEXT
+            except (KeyError, IndexError, TypeError):
+                ok = False
+        if not ok:
+            raise RecordingError(f"{where}: field meta.{NONFINITE_KEY} entry {path!r} does not lead to one of "
+                                 f"'inf', '-inf', 'nan'")
+        node[key] = _NONFINITE_TEXT[node[key]]
+    return meta
 
 
 def hull_triangles(data) -> np.ndarray:
@@ -170,11 +253,14 @@ class Recording:
     # ---------------------------------------------------------------- file I/O
     def save(self, path) -> Path:
         """Write the recording to ``path`` (.npz, compressed)."""
+        if NONFINITE_KEY in self.meta:
+            raise RecordingError(f"{path}: field meta.{NONFINITE_KEY} is reserved (the file format's list of "
+                                 "non-finite values); rename it")
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_suffix(path.suffix + ".npz") if path.suffix else path.with_suffix(".npz")
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, meta=np.array(json.dumps(self.meta)), **self.arrays)
+        np.savez_compressed(path, meta=np.array(strict_json(self.meta)), **self.arrays)
         return path
 
     @classmethod
@@ -184,22 +270,81 @@ class Recording:
         where = str(path)
         if not path.exists():
             raise RecordingError(f"{where}: no such recording file")
+        if not path.is_file():
+            raise RecordingError(f"{where}: not a tumble recording (.npz): not a file")
         if not zipfile.is_zipfile(path):
             raise RecordingError(f"{where}: not a tumble recording (.npz): the file is not a zip archive")
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
-        except (ValueError, OSError, zipfile.BadZipFile) as e:
-            raise RecordingError(f"{where}: cannot read the arrays ({e})") from None
+        data = _read_npz(path, where)
         if "meta" not in data:
             raise RecordingError(f"{where}: field meta is missing: not a tumble recording")
+        m = data.pop("meta")
+        if m.dtype.kind != "U" or m.ndim != 0:
+            raise RecordingError(f"{where}: field meta has dtype {m.dtype} and shape {m.shape}, expected one "
+                                 "string (0-d str array) of JSON")
         try:
-            meta = json.loads(str(data.pop("meta")))
-        except json.JSONDecodeError as e:
+            meta = json.loads(str(m))
+        except (json.JSONDecodeError, RecursionError) as e:
             raise RecordingError(f"{where}: field meta is not valid JSON ({e})") from None
+        if isinstance(meta, dict):
+            meta = _decode_nonfinite(meta, where)
         rec = cls(meta, data)
-        validate(rec, where)
+        try:
+            validate(rec, where)
+        except (TypeError, ValueError, IndexError, KeyError, OverflowError) as e:  # RecordingError passes through
+            if isinstance(e, RecordingError):
+                raise
+            raise RecordingError(f"{where}: malformed recording ({type(e).__name__}: {e})") from None
         return rec
+
+
+#: what reading a damaged zip / .npy raises (zlib: corrupt deflate stream; BadZipFile: bad CRC or header;
+#: EOFError: truncated member; NotImplementedError: a flipped compression method; RuntimeError: a
+#: flipped "encrypted" flag; ValueError: a bad .npy header; ...)
+_READ_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError, IndexError, TypeError,
+                NotImplementedError, RuntimeError, struct.error, OverflowError, UnicodeDecodeError, MemoryError)
+
+
+def _read_npz(path: Path, where: str) -> dict:
+    """Every array of the .npz ``path``; each member is read whole first, which checks its CRC-32."""
+    data: dict[str, np.ndarray] = {}
+    member = None
+    try:
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                member = info.filename
+                if not member.endswith(".npy"):
+                    raise RecordingError(f"{where}: member {member!r} of the archive is not a NumPy array "
+                                         "(.npy): not a tumble recording")
+                key = member[:-4]
+                if key in data:
+                    raise RecordingError(f"{where}: field {key} is stored twice in the archive")
+                data[key] = _read_npy(zf.read(info), where, key)
+    except RecordingError:
+        raise
+    except _READ_ERRORS as e:
+        what = f"field {member[:-4] if member.endswith('.npy') else member}" if member else "the zip directory"
+        raise RecordingError(f"{where}: the file is corrupt or truncated: cannot read {what} "
+                             f"({type(e).__name__}: {e})") from None
+    return data
+
+
+def _read_npy(raw: bytes, where: str, key: str) -> np.ndarray:
+    """One .npy member's array; the header must describe exactly the bytes that follow it."""
+    f = io.BytesIO(raw)
+    version = np.lib.format.read_magic(f)
+    if version in ((1, 0), (2, 0)):
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _fortran, dtype = read_header(f)
+        if dtype.hasobject:
+            raise RecordingError(f"{where}: field {key} holds Python objects (dtype {dtype}); a recording holds "
+                                 "plain arrays only")
+        need = math.prod(shape) * dtype.itemsize
+        have = len(raw) - f.tell()
+        if need != have:
+            raise RecordingError(f"{where}: the file is corrupt: field {key} has shape {shape} ({need} bytes of "
+                                 f"{dtype}) but {have} bytes of data")
+    f.seek(0)
+    return np.lib.format.read_array(f, allow_pickle=False)
 
 
 def validate(rec: Recording, where: str = "recording") -> None:
@@ -216,8 +361,23 @@ def validate(rec: Recording, where: str = "recording") -> None:
         if k not in meta:
             raise RecordingError(f"{where}: field meta.{k} is missing")
     dt = meta["dt"]
-    if not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0:
+    if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0:
         raise RecordingError(f"{where}: field meta.dt={dt!r} must be a finite number > 0 [s]")
+    every = meta["every"]
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise RecordingError(f"{where}: field meta.every={every!r} must be an integer >= 1")
+    for k in ("scene", "solver"):
+        if not isinstance(meta[k], str):
+            raise RecordingError(f"{where}: field meta.{k}={meta[k]!r} must be a string")
+    if not isinstance(meta["settings"], dict):
+        raise RecordingError(f"{where}: field meta.settings={meta['settings']!r} must be a JSON object")
+    g = meta["gravity"]
+    if not (isinstance(g, list) and len(g) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                         and math.isfinite(x) for x in g)):
+        raise RecordingError(f"{where}: field meta.gravity={g!r} must be 3 finite numbers [m/s^2]")
+    names = meta["stage_names"]
+    if not (isinstance(names, list) and all(isinstance(x, str) for x in names)):
+        raise RecordingError(f"{where}: field meta.stage_names={names!r} must be a list of strings")
     a = rec.arrays
     missing = [k for k in SCHEMA if k not in a]
     if missing:

@@ -8,11 +8,27 @@ Closed forms: sphere I = 2/5 m r^2; box I_xx = m/3 (h_y^2 + h_z^2) with half ext
 cylinder + two hemispheres with the hemisphere centroid offset 3r/8 (parallel-axis theorem);
 convex hull by exact integration over the tetrahedra of its triangulated boundary (divergence
 theorem, Tonon 2004 form); compound by summing children with the parallel-axis theorem.
+
+Valid sizes: every length that defines a shape (sphere and capsule radius, capsule half length, box
+half extent, a hull's half thickness across each of its faces) lies in [``SIZE_MIN``, ``SIZE_MAX``]
+= [1e-6, 1e6] m, and so does every hull point coordinate and compound child offset. Why: with the
+densities materials accept (:data:`tumble.materials.DENSITY_MIN` .. ``DENSITY_MAX`` = 1e-3 ..
+1e6 kg/m^3) the mass (~ rho L^3, 4e-21 .. 8e24 kg), the inertia (~ rho L^5, 1.7e-33 .. 5e36 kg m^2)
+and the inertia tensor's determinant (~ 1e-99 .. 1e110) all stay finite, non-zero and invertible in
+float64 (1e-308 .. 1e308) with hundreds of decades to spare, while a 1e-6 m feature at 1e6 m from the
+origin is still resolved by float64 positions (spacing ~2e-10 m there). Outside the range float64
+breaks: a sphere of radius 1e-200 has volume 0 (r^3 underflows, so mass 0 and a division by zero when
+stepping), one of 1e200 overflows (r^3 = 1e600). Shapes outside the range raise :class:`ShapeError`
+at construction, naming the shape, the field, the value and the range.
+
+Every numeric field must be a real number (``int``, ``float``, NumPy scalar; not ``bool``, ``str`` or
+``None``); anything else raises :class:`ShapeError` naming the shape, the field and the value.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -21,12 +37,41 @@ import numpy as np
 from tumble._core import types as T
 from tumble.errors import ShapeError
 
+#: smallest and largest valid shape size [m] (see the module docstring for why)
+SIZE_MIN = 1e-6
+SIZE_MAX = 1e6
+_RANGE = f"[{SIZE_MIN:g}, {SIZE_MAX:g}] m"
 
-def _finite_positive(owner: str, name: str, value: float) -> float:
-    v = float(value)
-    if not math.isfinite(v) or v <= 0.0:
-        raise ShapeError(f"{owner}: field {name}={value!r} must be a finite positive number")
+
+def _real(owner: str, name: str, value) -> float:
+    """``value`` as a float; :class:`ShapeError` unless it is a real number (bool, str, None ... are not)."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ShapeError(f"{owner}: field {name}={value!r} must be a number, not {type(value).__name__}")
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError) as e:  # e.g. an int too large for a float
+        raise ShapeError(f"{owner}: field {name}={value!r} is not a usable number ({e})") from None
+
+
+def _size(owner: str, name: str, value) -> float:
+    """A length of a shape [m]: a finite real number in [SIZE_MIN, SIZE_MAX]."""
+    v = _real(owner, name, value)
+    if not (math.isfinite(v) and SIZE_MIN <= v <= SIZE_MAX):
+        raise ShapeError(f"{owner}: field {name}={value!r} must be a finite size in {_RANGE}")
     return v
+
+
+def _array(owner: str, name: str, value, shape_text: str) -> np.ndarray:
+    """``value`` as a float64 array; :class:`ShapeError` if it holds anything but real numbers."""
+    try:
+        a = np.asarray(value)
+        if a.dtype.kind not in "iuf":  # strings, None, objects, bools, complex
+            raise TypeError(f"it holds {a.dtype} values")
+        return a.astype(np.float64)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ShapeError(f"{owner}: field {name}={value!r} must be {shape_text} of numbers ({e})") from None
 
 
 class Shape:
@@ -49,7 +94,7 @@ class Sphere(Shape):
     geom_type = T.GEOM_SPHERE
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", _finite_positive("Sphere", "radius", self.radius))
+        object.__setattr__(self, "radius", _size("Sphere", "radius", self.radius))
 
     def mass_properties(self):
         r = self.radius
@@ -72,12 +117,13 @@ class Box(Shape):
     geom_type = T.GEOM_BOX
 
     def __post_init__(self):
-        h = np.asarray(self.half_extents, dtype=np.float64).reshape(-1)
-        if h.shape != (3,):
-            raise ShapeError(f"Box: field half_extents={self.half_extents!r} must have 3 components")
-        for i, n in enumerate("xyz"):
-            _finite_positive("Box", f"half_extents.{n}", h[i])
-        object.__setattr__(self, "half_extents", tuple(float(x) for x in h))
+        h = self.half_extents
+        if isinstance(h, np.ndarray):
+            h = h.reshape(-1).tolist() if h.dtype.kind in "iuf" else h
+        if isinstance(h, (str, bytes)) or not isinstance(h, (Sequence, np.ndarray)) or len(h) != 3:
+            raise ShapeError(f"Box: field half_extents={self.half_extents!r} must have 3 components [m]")
+        sizes = tuple(_size("Box", f"half_extents.{n}", x) for n, x in zip("xyz", h))
+        object.__setattr__(self, "half_extents", sizes)
 
     def mass_properties(self):
         hx, hy, hz = self.half_extents
@@ -102,8 +148,8 @@ class Capsule(Shape):
     geom_type = T.GEOM_CAPSULE
 
     def __post_init__(self):
-        object.__setattr__(self, "radius", _finite_positive("Capsule", "radius", self.radius))
-        object.__setattr__(self, "half_length", _finite_positive("Capsule", "half_length", self.half_length))
+        object.__setattr__(self, "radius", _size("Capsule", "radius", self.radius))
+        object.__setattr__(self, "half_length", _size("Capsule", "half_length", self.half_length))
 
     def mass_properties(self):
         r, h = self.radius, self.half_length
@@ -138,7 +184,9 @@ class Plane(Shape):
     geom_type = T.GEOM_PLANE
 
     def __post_init__(self):
-        n = np.asarray(self.normal, dtype=np.float64).reshape(-1)
+        n = _array("Plane", "normal", self.normal, "a 3-vector").reshape(-1)
+        if n.shape == (3,) and np.all(np.isfinite(n)) and np.max(np.abs(n)) > 0.0:
+            n = n / np.max(np.abs(n))  # first scale to max 1: the norm of (1e200, 1e200, 0) must not overflow
         if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) < 1e-12:
             raise ShapeError(f"Plane: field normal={self.normal!r} must be a finite non-zero 3-vector")
         object.__setattr__(self, "normal", tuple(float(x) for x in n / np.linalg.norm(n)))
@@ -185,14 +233,31 @@ class ConvexHull(Shape):
     def __post_init__(self):
         from tumble._core.collision.hull import build_hull  # lazy: keeps import light
 
-        p = np.asarray(self.points, dtype=np.float64)
+        p = _array("ConvexHull", "points", self.points, "an (N, 3) array")
         if p.ndim != 2 or p.shape[1] != 3 or p.shape[0] < 4:
             raise ShapeError(f"ConvexHull: field points has shape {p.shape}, need (N >= 4, 3)")
         if not np.all(np.isfinite(p)):
             bad = np.argwhere(~np.isfinite(p))[0]
             raise ShapeError(f"ConvexHull: field points[{bad[0]}] = {p[bad[0]].tolist()} is not finite")
+        big = np.abs(p) > SIZE_MAX
+        if np.any(big):
+            i = int(np.argwhere(big)[0][0])
+            raise ShapeError(f"ConvexHull: field points[{i}] = {p[i].tolist()} has a coordinate outside "
+                             f"[-{SIZE_MAX:g}, {SIZE_MAX:g}] m")
+        extent = float(np.max(np.ptp(p, axis=0)))
+        if extent < 2.0 * SIZE_MIN:  # Qhull and the mass integrals would lose it (1e-200: volume 0)
+            raise ShapeError(f"ConvexHull: field points spans {extent:g} m; a hull must be at least "
+                             f"{2.0 * SIZE_MIN:g} m thick (its half thickness a size in {_RANGE})")
+        data = build_hull(p)
+        v = data.vertices
+        d = v @ np.asarray(data.face_normal, dtype=np.float64).T  # (V, faces): height of each vertex above each face
+        thick = float(np.min(np.max(d, axis=0) - np.min(d, axis=0))) if d.size else 0.0
+        if not (thick >= 2.0 * SIZE_MIN and math.isfinite(data.volume) and data.volume > 0.0
+                and np.all(np.isfinite(data.inertia))):
+            raise ShapeError(f"ConvexHull: field points makes a hull only {thick:g} m thick (volume "
+                             f"{data.volume:g} m^3); its half thickness across every face must be a size in {_RANGE}")
         object.__setattr__(self, "points", p)
-        object.__setattr__(self, "data", build_hull(p))
+        object.__setattr__(self, "data", data)
 
     @property
     def centroid(self) -> np.ndarray:
@@ -222,18 +287,31 @@ class Compound(Shape):
 
     def __post_init__(self):
         kids = []
-        for i, c in enumerate(self.children):
+        children = self.children
+        try:
+            if isinstance(children, (str, bytes, dict, Shape)):
+                raise TypeError
+            children = list(children)
+        except TypeError:
+            raise ShapeError(f"Compound: field children={self.children!r} must be a list of shapes or (shape, "
+                             "position[, orientation])") from None
+        for i, c in enumerate(children):
             if isinstance(c, Shape):
                 c = (c, (0.0, 0.0, 0.0))
+            if isinstance(c, (str, bytes)) or not isinstance(c, Sequence) or len(c) not in (2, 3):
+                raise ShapeError(f"Compound: child {i} = {c!r} must be a shape or (shape, position[, orientation])")
             if len(c) == 2:
                 c = (c[0], c[1], (1.0, 0.0, 0.0, 0.0))
             shape, pos, quat = c
             if not isinstance(shape, Shape) or isinstance(shape, (Plane, Compound)):
                 raise ShapeError(f"Compound: child {i} = {shape!r} must be a Sphere, Box, Capsule or ConvexHull")
-            pos = np.asarray(pos, dtype=np.float64).reshape(-1)
-            quat = np.asarray(quat, dtype=np.float64).reshape(-1)
-            if pos.shape != (3,) or not np.all(np.isfinite(pos)):
-                raise ShapeError(f"Compound: child {i} field position={pos.tolist()} must be a finite 3-vector")
+            pos = _array("Compound", f"children[{i}].position", pos, "a 3-vector").reshape(-1)
+            quat = _array("Compound", f"children[{i}].orientation", quat, "a quaternion").reshape(-1)
+            if pos.shape != (3,) or not np.all(np.isfinite(pos)) or np.max(np.abs(pos)) > SIZE_MAX:
+                raise ShapeError(f"Compound: child {i} field position={pos.tolist()} must be a finite 3-vector "
+                                 f"with coordinates in [-{SIZE_MAX:g}, {SIZE_MAX:g}] m")
+            if quat.shape == (4,) and np.all(np.isfinite(quat)) and np.max(np.abs(quat)) > 0.0:
+                quat = quat / np.max(np.abs(quat))  # no overflow in the norm below
             if quat.shape != (4,) or not np.all(np.isfinite(quat)) or np.linalg.norm(quat) < 1e-12:
                 raise ShapeError(f"Compound: child {i} field orientation={quat.tolist()} must be a non-zero quaternion")
             kids.append((shape, pos, quat / np.linalg.norm(quat)))

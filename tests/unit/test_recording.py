@@ -3,8 +3,11 @@ trips exactly, and a malformed file is refused with an error naming the file and
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -166,3 +169,182 @@ def test_record_every_must_be_a_positive_integer():
     w = _world()
     with pytest.raises(tb.RecordingError, match="record_every=0"):
         w.run(0.1, 1 / 60, record="x.npz", record_every=0)
+
+
+# ---------------------------------------------------------------------------------------------- issue 17
+def _strict_loads(text: str):
+    """json.loads that refuses the non-standard Infinity / NaN tokens (as a browser's JSON.parse does)."""
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def _same(a: Recording, b: Recording) -> bool:
+    return set(a.arrays) == set(b.arrays) and all(
+        a.arrays[k].dtype == b.arrays[k].dtype and np.array_equal(a.arrays[k], b.arrays[k]) for k in a.arrays)
+
+
+def test_truncated_files_raise_recording_error(recorded, tmp_path):
+    _, _, _, good = recorded
+    raw = good.read_bytes()
+    n = len(raw)
+    bad = tmp_path / "cut.npz"
+    for cut in sorted({0, 1, 4, 30, 100, 1000, n // 4, n // 2, 3 * n // 4, n - 100, n - 22, n - 1}):
+        bad.write_bytes(raw[:cut])
+        with pytest.raises(tb.RecordingError) as e:
+            Recording.load(bad)
+        assert str(bad) in str(e.value), cut
+
+
+def test_bit_flips_raise_recording_error_or_load_identical_data(recorded, tmp_path):
+    # a flipped bit either breaks the file (RecordingError naming it: bad CRC, bad deflate stream, bad
+    # header ...) or lands where it changes nothing read (a timestamp, an unused field): never another
+    # exception (zlib.error, BadZipFile, EOFError, KeyError ...) and never silently different numbers
+    rec, _, _, good = recorded
+    raw = good.read_bytes()
+    n = len(raw)
+    rng = np.random.default_rng(17)
+    offsets = sorted(set(np.linspace(0, n - 1, 80).astype(int).tolist()) | set(rng.integers(0, n, 80).tolist())
+                     | set(range(0, 64, 3)) | set(range(n - 120, n, 5)))
+    bad = tmp_path / "flip.npz"
+    refused = 0
+    for off in offsets:
+        for bit in (0, 5):
+            b = bytearray(raw)
+            b[off] ^= 1 << bit
+            bad.write_bytes(bytes(b))
+            try:
+                again = Recording.load(bad)
+            except tb.RecordingError as e:
+                assert str(bad) in str(e), (off, bit, str(e))
+                refused += 1
+            else:
+                assert _same(again, rec) and again.meta == rec.meta, (off, bit)
+    assert refused > len(offsets)  # most flips land in compressed data and are caught
+
+
+@pytest.mark.parametrize("case, needle", [
+    ("empty", "not a zip archive"),
+    ("directory", "not a file"),
+    ("pickle", "field frame_time"),
+    ("member", "'notes.txt'"),
+    ("meta number", "field meta has dtype"),
+    ("meta list", "meta=[1, 2] is not a JSON object"),
+    ("meta bad json", "field meta is not valid JSON"),
+    ("every", "meta.every='x'"),
+    ("stage_names", "meta.stage_names=5"),
+    ("gravity", "meta.gravity="),
+    ("settings", "meta.settings="),
+    ("nonfinite path", "meta.nonfinite entry ['settings', 'nope']"),
+    ("nonfinite value", "meta.nonfinite entry ['scene']"),
+    ("npy header", "field frame_time has shape"),
+])
+def test_malformed_files_raise_recording_error(recorded, tmp_path, case, needle):
+    _, _, _, good = recorded
+    bad = tmp_path / "bad.npz"
+    if case == "empty":
+        bad.write_bytes(b"")
+    elif case == "directory":
+        bad.mkdir()
+    elif case == "pickle":
+        with np.load(good, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+        data["frame_time"] = np.array([object(), 1], dtype=object)[1:]
+        np.savez(bad, **data)
+    elif case == "member":
+        with zipfile.ZipFile(good) as src, zipfile.ZipFile(bad, "w") as dst:
+            for info in src.infolist():
+                dst.writestr(info, src.read(info))
+            dst.writestr("notes.txt", "hello")
+    elif case.startswith("meta") or case in ("every", "stage_names", "gravity", "settings") \
+            or case.startswith("nonfinite"):
+        with np.load(good, allow_pickle=False) as z:
+            data = {k: z[k] for k in z.files}
+        m = json.loads(str(data["meta"]))
+        if case == "meta number":
+            data["meta"] = np.array(5.0)
+        elif case == "meta list":
+            data["meta"] = np.array(json.dumps([1, 2]))
+        elif case == "meta bad json":
+            data["meta"] = np.array('{"format": ')
+        else:
+            m.update({"every": {"every": "x"}, "stage_names": {"stage_names": 5}, "gravity": {"gravity": [0, 0]},
+                      "settings": {"settings": [1]}, "nonfinite path": {"nonfinite": [["settings", "nope"]]},
+                      "nonfinite value": {"nonfinite": [["scene"]]}}[case])
+            data["meta"] = np.array(json.dumps(m))
+        np.savez(bad, **data)
+    elif case == "npy header":
+        # a member whose .npy header claims more elements than it holds (CRC intact): no huge allocation
+        with zipfile.ZipFile(good) as src, zipfile.ZipFile(bad, "w") as dst:
+            for info in src.infolist():
+                body = src.read(info)
+                if info.filename == "frame_time.npy":
+                    f = io.BytesIO(body)
+                    np.lib.format.read_magic(f)
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+                    head = io.BytesIO()
+                    np.lib.format.write_array_header_1_0(head, {"descr": np.lib.format.dtype_to_descr(dtype),
+                                                                "fortran_order": fortran, "shape": (10**12,)})
+                    body = head.getvalue() + body[f.tell():]
+                dst.writestr(info, body)
+    with pytest.raises(tb.RecordingError) as e:
+        Recording.load(bad)
+    assert needle in str(e.value)
+    assert str(bad) in str(e.value)
+
+
+def _shock_recording(tmp_path) -> tuple[Recording, Path]:
+    w = tb.World(solver="shock")
+    assert w.settings.max_correction == math.inf
+    w.add_body(tb.Plane(), fixed=True)
+    w.add_body(tb.Box((0.2, 0.2, 0.2)), position=(0, 0, 0.5))
+    path = tmp_path / "shock.npz"
+    w.run(0.05, 1 / 60, record=str(path))
+    return Recording.load(path), path
+
+
+def test_non_finite_settings_are_written_as_strict_json(tmp_path):
+    rec, path = _shock_recording(tmp_path)
+    assert rec.meta["settings"]["max_correction"] == math.inf  # read back as a float
+    with np.load(path, allow_pickle=False) as z:
+        text = str(z["meta"])
+    assert "Infinity" not in text and "NaN" not in text
+    doc = _strict_loads(text)
+    assert doc["settings"]["max_correction"] == "inf"
+    assert doc["nonfinite"] == [["settings", "max_correction"]]
+
+    # any non-finite value anywhere in meta round trips, and the file stays strict JSON
+    rec.meta["settings"].update(tolerance=math.nan, cfm=-math.inf, name="inf")  # a plain string "inf" stays one
+    rec.meta["extra"] = {"list": [1.0, math.inf, np.float64(-math.inf)], "n": np.int64(3)}
+    again = Recording.load(rec.save(tmp_path / "again.npz"))
+    s = again.meta["settings"]
+    assert s["max_correction"] == math.inf and s["cfm"] == -math.inf and math.isnan(s["tolerance"])
+    assert s["name"] == "inf" and again.meta["extra"] == {"list": [1.0, math.inf, -math.inf], "n": 3}
+    with np.load(tmp_path / "again.npz", allow_pickle=False) as z:
+        _strict_loads(str(z["meta"]))
+
+
+def test_legacy_recordings_with_infinity_tokens_still_load(tmp_path):
+    # recordings written before the strict rule hold `Infinity` (Python's json extension): still readable
+    rec, path = _shock_recording(tmp_path)
+    with np.load(path, allow_pickle=False) as z:
+        data = {k: z[k] for k in z.files}
+    m = json.loads(str(data["meta"]))
+    m.pop("nonfinite")
+    m["settings"]["max_correction"] = math.inf
+    data["meta"] = np.array(json.dumps(m))
+    assert "Infinity" in str(data["meta"])
+    legacy = tmp_path / "legacy.npz"
+    np.savez_compressed(legacy, **data)
+    assert Recording.load(legacy).meta["settings"]["max_correction"] == math.inf
+
+
+def test_strict_json_helper():
+    from tumble.recording import json_safe, strict_json
+
+    text = strict_json({"a": math.inf, "b": [math.nan, -math.inf, 1.5], "c": np.float32(2.5), "d": np.arange(2),
+                        "e": np.bool_(True), "f": None})
+    doc = _strict_loads(text)
+    assert doc == {"a": "inf", "b": ["nan", "-inf", 1.5], "c": 2.5, "d": [0, 1], "e": True, "f": None,
+                   "nonfinite": [["a"], ["b", 0], ["b", 1]]}
+    assert json_safe([math.inf]) == ["inf"] and strict_json({"x": 1}) == '{"x": 1}'

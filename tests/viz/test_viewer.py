@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import math
 import os
 import struct
 import urllib.request
@@ -359,3 +360,124 @@ def test_sleeping_and_speed_colours(page, rec, tmp_path):
     assert float(page.inner_text("#legend-max").split()[0]) == pytest.approx(speed.max(), rel=2e-3)
     page.select_option("#color-mode", "body")
     assert not page.locator("#legend").is_visible()
+
+
+# ---------------------------------------------------------------------------------------------- issue 17
+# every solver's recording opens, plays and inspects: recording.json is strict JSON (the shock solver's
+# max_correction = inf was sent as `Infinity` and the page died with "Unexpected token 'I' ... is not
+# valid JSON"); non-finite settings travel as "inf" / "-inf" / "nan" and the settings panel shows them
+SOLVER_CASES = ["pgs", "shock", "impulse", "nonfinite"]
+
+
+def _strict_loads(data: bytes):
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+    return json.loads(data, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def solver_recordings(tmp_path_factory) -> dict[str, Path]:
+    """A short run of each solver (plane, a box, a falling ball); "nonfinite" is the shock run with
+    more non-finite settings (nan, -inf) written into its meta."""
+    out = {}
+    folder = tmp_path_factory.mktemp("solvers")
+    for case in SOLVER_CASES:
+        solver = "shock" if case == "nonfinite" else case
+        w = tb.World(solver=solver)
+        w.add_body(tb.Plane(), fixed=True, name="ground")
+        w.add_body(tb.Box((0.3, 0.3, 0.3)), position=(0.0, 0.0, 0.3), name="crate")
+        w.add_body(tb.Sphere(0.25), position=(0.8, 0.0, 1.2), name="ball")
+        path = folder / f"{case}.npz"
+        w.run(0.3, dt=1 / 120, record=str(path), record_every=2)
+        if case == "nonfinite":
+            rec = Recording.load(path)
+            rec.meta["settings"].update(tolerance=math.nan, cfm=-math.inf)
+            rec.save(path)
+        out[case] = path
+    return out
+
+
+@pytest.mark.parametrize("case", SOLVER_CASES)
+def test_recording_json_is_strict_for_every_solver(solver_recordings, case):
+    from tumble.viz.viewer.server import build_payloads
+
+    rec = Recording.load(solver_recordings[case])
+    assert rec.solver == ("shock" if case == "nonfinite" else case)
+    doc = _strict_loads(build_payloads(rec, "x.npz")["/recording.json"])
+    settings = doc["meta"]["settings"]
+    if rec.solver == "shock":
+        assert settings["max_correction"] == "inf" and ["meta", "settings", "max_correction"] in doc["nonfinite"]
+    if case == "nonfinite":
+        assert settings["tolerance"] == "nan" and settings["cfm"] == "-inf"
+        assert sorted(doc["nonfinite"]) == [["meta", "settings", k] for k in ("cfm", "max_correction", "tolerance")]
+    if case in ("pgs", "impulse"):
+        assert "nonfinite" not in doc
+
+
+@needs_browser
+@pytest.mark.parametrize("case", SOLVER_CASES)
+def test_every_solver_recording_opens_plays_and_inspects(browser, solver_recordings, case):
+    path = solver_recordings[case]
+    rec = Recording.load(path)
+    srv, url = serve(path, port=0)
+    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    try:
+        pg = ctx.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        pg.goto(url)
+        pg.wait_for_function("window.tumbleViewer && (window.tumbleViewer.ready || window.tumbleViewer.error)",
+                             timeout=30_000)
+        assert hook(pg, "error") is None, hook(pg, "error")
+        assert hook(pg, "frameCount") == rec.frame_count and hook(pg, "bodyCount") == rec.body_count
+        assert f"· {rec.solver} ·" in pg.inner_text("#scene-label")
+
+        # play, pause, scrub
+        pg.click("#play")
+        pg.wait_for_function("window.tumbleViewer.frame >= 2", timeout=15_000)
+        pg.click("#play")
+        assert hook(pg, "playing") is False
+        last = rec.frame_count - 1
+        set_frame(pg, last)
+        assert pg.inner_text("#frame-label").startswith(f"frame {last} /")
+        np.testing.assert_allclose(hook(pg, "bodyPosition(2)"), rec.frame_position[last, 2], atol=1e-5)
+
+        # inspect: click the ball
+        xy = hook(pg, "bodyScreenPosition(2)")
+        assert hook(pg, f"screenToBody({xy[0]}, {xy[1]})") == 2
+        pg.mouse.click(xy[0], xy[1])
+        pg.wait_for_function("window.tumbleViewer.selected === 2", timeout=5_000)
+        assert pg.locator("#info").is_visible() and "ball" in pg.inner_text("#info-name")
+        assert float(pg.get_attribute("#info-mass", "data-value")) == pytest.approx(rec.body_mass[2], rel=1e-9)
+        pg.keyboard.press("Escape")
+        pg.wait_for_function("window.tumbleViewer.selected === -1", timeout=5_000)
+
+        # the settings panel lists every setting; non-finite ones read inf / -inf / nan
+        assert not pg.locator("#settings").is_visible()
+        pg.click("#toggle-settings")
+        assert pg.locator("#settings").is_visible() and hook(pg, "settingsShown()") is True
+        assert pg.inner_text("#settings-solver") == rec.solver
+        cells = pg.eval_on_selector_all("#settings-table td", "tds => tds.map(t => [t.dataset.key, t.textContent])")
+        shown = dict(cells)
+        assert set(shown) == set(rec.meta["settings"])
+        assert shown["iterations"] == str(rec.meta["settings"]["iterations"])
+        expect = {}
+        if rec.solver == "shock":
+            expect["max_correction"] = "inf"
+        if case == "nonfinite":
+            expect.update(tolerance="nan", cfm="-inf")
+        for key, text in expect.items():
+            assert shown[key] == text, key
+            assert "nonfinite" in pg.get_attribute(f'#settings-table td[data-key="{key}"]', "class")
+        settings = hook(pg, "settings")  # decoded back into numbers on the page
+        if rec.solver == "shock":
+            assert settings["max_correction"] == math.inf
+        if case == "nonfinite":
+            assert math.isnan(settings["tolerance"]) and settings["cfm"] == -math.inf
+        pg.click("#settings-close")
+        assert not pg.locator("#settings").is_visible()
+        assert not errors, errors
+    finally:
+        ctx.close()
+        srv.close()

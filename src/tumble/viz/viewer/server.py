@@ -13,15 +13,21 @@ through an import map. Without ``node_modules`` the server refuses to start
 
 Endpoints (all little-endian, 4-byte elements, row-major):
 
-* ``/`` (``index.html``), ``/viewer.js``, ``/style.css``: the page (``static/``), plain ES modules.
+* ``/`` (``index.html``), ``/viewer.js``, ``/style.css``: the page (``static/``), plain ES modules. Its
+  "settings" button (key ``s``) lists the recording's solver settings, non-finite ones as inf / -inf / nan.
 * ``/vendor/three.module.js``, ``/vendor/three.core.js``, ``/vendor/addons/...``: three.js.
-* ``/recording.json``: ``meta`` (scene, solver, dt, every, gravity, settings, stage_names, ...),
+* ``/recording.json`` (strict JSON, see :func:`tumble.recording.strict_json`: a non-finite float such
+  as the shock solver's ``max_correction = inf`` is the string ``"inf"``, ``"-inf"`` or ``"nan"``, and
+  the top-level ``nonfinite`` lists the key path of each, e.g. ``[["meta", "settings",
+  "max_correction"]]``; the page shows them as such): ``meta`` (scene, solver, dt, every, gravity,
+  settings, stage_names, ...),
   ``bodies`` (id, mass, fixed, name, material), ``geoms`` (body, type, size, position, orientation,
   hull), ``hulls`` (vertices, triangles), ``frame_count``, ``body_count``, ``frame_time``,
   ``frame_step``, ``frame_body_count``, ``stage_names``, ``contact_total``, and ``binary``: the layout
   of the binary endpoints (url, dtype, shape, and the byte offset of every section).
 * ``/frames.bin``: float32 (F, N, 7): position x y z, orientation w x y z.
 * ``/velocities.bin``: float32 (F, N, 6): linear velocity x y z, angular velocity x y z.
+  (float64 values beyond float32's range, +-3.4e38, are clipped to it rather than sent as infinities.)
 * ``/sleeping.bin``: uint8 (F, N): 1 where the body sleeps.
 * ``/contacts.bin``: int32 start (F,), int32 count (F,), int32 body (C, 2) (-1: the world),
   float32 point (C, 3), float32 normal (C, 3) (from body a to body b), float32 depth (C,),
@@ -44,7 +50,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 
 from tumble.errors import TumbleError
-from tumble.recording import Recording
+from tumble.recording import Recording, strict_json
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
@@ -93,7 +99,14 @@ def check_vendor(node_modules=None) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- payloads
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def _f32(x) -> bytes:
+    """Little-endian float32 bytes; finite float64 values beyond float32's range are clipped, not made inf."""
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        x = np.clip(x, -_F32_MAX, _F32_MAX)
     return np.ascontiguousarray(x, dtype="<f4").tobytes()
 
 
@@ -102,8 +115,11 @@ def _i32(x) -> bytes:
 
 
 def _floats(x, digits: int = 7) -> list:
-    """Plain lists of rounded floats (JSON)."""
-    return np.round(np.asarray(x, dtype=np.float64), digits).tolist()
+    """Plain lists of rounded floats (JSON); values too large to round (|x| >= 1e15) are kept as they are,
+    since rounding would overflow them to inf."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(np.abs(x) < 1e15, np.round(x, digits), x).tolist()
 
 
 def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
@@ -161,7 +177,7 @@ def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
         },
     }
     return {
-        "/recording.json": json.dumps(doc, separators=(",", ":")).encode(),
+        "/recording.json": strict_json(doc, separators=(",", ":")).encode(),
         "/frames.bin": _f32(frames),
         "/velocities.bin": _f32(vel),
         "/sleeping.bin": sleeping.tobytes(),

@@ -93,6 +93,8 @@ window.tumbleViewer = {
   get renderCount() { return state.renderCount; },
   get glRenderer() { return GL_NAME; },
   get options() { return { ...OPTIONS, software: SOFTWARE_GL }; },
+  get settings() { return rec && rec.meta ? rec.meta.settings : null; }, // non-finite values as numbers
+  settingsShown: () => !$('settings').hidden,
   play: () => state.ready && setPlaying(true),
   pause: () => state.ready && setPlaying(false),
   setFrame: (f) => { if (state.ready) { setPlaying(false); setFrame(f); } },
@@ -114,8 +116,38 @@ async function fetchOk(url, kind) {
   return kind === 'json' ? r.json() : r.arrayBuffer();
 }
 
+// recording.json is strict JSON (tumble.recording.strict_json): a non-finite float (a setting such as the
+// shock solver's max_correction = inf) arrives as the string 'inf', '-inf' or 'nan', and rec.nonfinite
+// lists the key path of each. decodeNonfinite turns them back into numbers (Infinity, -Infinity, NaN);
+// valueText shows them as inf, -inf and nan.
+const NONFINITE = { inf: Infinity, '-inf': -Infinity, nan: NaN };
+
+function decodeNonfinite(doc) {
+  for (const path of Array.isArray(doc.nonfinite) ? doc.nonfinite : []) {
+    if (!Array.isArray(path) || path.length === 0) continue;
+    let node = doc;
+    for (const key of path.slice(0, -1)) node = node == null ? undefined : node[key];
+    const last = path[path.length - 1];
+    if (node != null && typeof node === 'object' && Object.prototype.hasOwnProperty.call(NONFINITE, node[last])) {
+      node[last] = NONFINITE[node[last]];
+    }
+  }
+  return doc;
+}
+
+function valueText(v) {
+  if (typeof v === 'number') {
+    if (Number.isNaN(v)) return 'nan';
+    if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+    return String(v);
+  }
+  if (v === null || v === undefined) return '–';
+  if (typeof v === 'object') return JSON.stringify(v, (k, x) => (typeof x === 'number' ? valueText(x) : x));
+  return String(v);
+}
+
 async function load() {
-  rec = await fetchOk('/recording.json', 'json');
+  rec = decodeNonfinite(await fetchOk('/recording.json', 'json'));
   const bin = rec.binary;
   const [fb, vb, sb, cb] = await Promise.all([
     fetchOk(bin.frames.url), fetchOk(bin.velocities.url), fetchOk(bin.sleeping.url), fetchOk(bin.contacts.url),
@@ -664,7 +696,38 @@ function bodyScreenPosition(b) {
   return [r.left + ((v.x + 1) / 2) * r.width, r.top + ((1 - v.y) / 2) * r.height];
 }
 
+// ------------------------------------------------------------------------------------------ settings panel
+function buildSettings() {
+  const m = rec.meta || {};
+  $('settings-solver').textContent = valueText(m.solver);
+  const settings = m.settings && typeof m.settings === 'object' ? m.settings : {};
+  const body = $('settings-table').querySelector('tbody');
+  body.replaceChildren();
+  for (const [key, v] of Object.entries(settings)) {
+    const tr = document.createElement('tr');
+    const th = document.createElement('th');
+    th.scope = 'row';
+    th.textContent = key;
+    const td = document.createElement('td');
+    td.dataset.key = key;
+    td.textContent = valueText(v);
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      td.classList.add('nonfinite');
+      td.title = 'not a finite number (sent as the string "' + valueText(v) + '" in strict JSON)';
+    }
+    tr.append(th, td);
+    body.append(tr);
+  }
+}
+
+function showSettings(on) {
+  $('settings').hidden = !on;
+  $('toggle-settings').setAttribute('aria-pressed', on ? 'true' : 'false');
+}
+
 function bindControls() {
+  $('toggle-settings').addEventListener('click', () => showSettings($('settings').hidden));
+  $('settings-close').addEventListener('click', () => showSettings(false));
   $('play').addEventListener('click', () => setPlaying(!state.playing));
   $('step-back').addEventListener('click', () => { setPlaying(false); setFrame(state.frame - 1); });
   $('step-forward').addEventListener('click', () => { setPlaying(false); setFrame(state.frame + 1); });
@@ -715,6 +778,7 @@ function bindControls() {
     else if (e.key === 'End') { setPlaying(false); setFrame(F - 1); }
     else if (e.key === 'Escape') select(-1);
     else if (e.key === 'f') frameCamera();
+    else if (e.key === 's') showSettings($('settings').hidden);
   });
 }
 
@@ -764,6 +828,7 @@ async function main() {
   try {
     await load();
     buildScene();
+    buildSettings();
     bindControls();
     const m = rec.meta;
     $('scene-label').textContent = `${m.scene || rec.file || 'recording'} · ${m.solver} · ${N} bodies · ${F} frames`
