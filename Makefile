@@ -9,7 +9,8 @@ BIN := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse lint \
+.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
+	bench-fixed-cost lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -71,11 +72,17 @@ test-fast: warm viewer system-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow"
 
 bench: peers warm system-deps
+	$(BIN)/python benchmarks/fixed_cost.py
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/stacking.py
 	$(BIN)/python benchmarks/joints.py
 	$(BIN)/python benchmarks/render.py
 	$(BIN)/python benchmarks/impulse.py
+
+# the fixed cost of a step: one free body and stack10, every solver vs PyBullet and MuJoCo, quiet and
+# with a busy core: benchmarks/results/<machine>/fixed_cost.md (~2 min)
+bench-fixed-cost: peers warm
+	$(BIN)/python benchmarks/fixed_cost.py
 
 # the impulse thesis' experiments (004 §5.1-5.6): benchmarks/results/<machine>/impulse.md + PNGs (~7 min)
 bench-impulse: peers warm
