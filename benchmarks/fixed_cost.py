@@ -74,7 +74,7 @@ def measure(steps: int, repeats: int) -> list[dict]:
     for name, spec in specs().items():
         for solver in SOLVERS:
             w = spec.build(solver=solver)
-            ms = ms_per_step(lambda w=w: w.step(spec.dt), steps, repeats)
+            ms = ms_per_step(lambda w=w, dt=spec.dt: w.step(dt), steps, repeats)
             rows.append({"scene": name, "engine": f"tumble {solver}", "ms": ms})
             log(f"{name:8s} tumble {solver:8s} {ms:.4f} ms/step")
         for peer_cls in available():

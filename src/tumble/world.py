@@ -382,8 +382,13 @@ class World:
         ``callback(world)`` runs after each step. Returns a small summary dict (with ``record``, the
         path written)."""
         dt = self.default_dt if dt is None else dt
-        if not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
+                or seconds < 0:
             raise SettingsError(f"run: field seconds={seconds!r} must be a finite number >= 0")
+        if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0.0:
+            raise SettingsError(f"run: field dt={dt!r} must be a finite number > 0 [s]")
+        if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
+            raise SettingsError(f"run: field record_every={record_every!r} must be an integer >= 1")
         n = int(round(seconds / dt))
         rec = None
         if record:
@@ -593,42 +598,47 @@ class World:
 
     def set_position(self, body: int, position) -> None:
         i = self._check(body)
+        x = _vec(f"body {i}", "position", position, 3)
         self._wake(i)
-        self.bodies.body_position[i] = _vec(f"body {i}", "position", position, 3)
+        self.bodies.body_position[i] = x
+        self._core.solver.state_changed()
 
     def set_orientation(self, body: int, orientation) -> None:
         i = self._check(body)
-        self._wake(i)
         q = _vec(f"body {i}", "orientation", orientation, 4)
         if np.linalg.norm(q) < 1e-12:
             raise BodyError(f"body {i}: field orientation={q.tolist()} is a zero quaternion")
+        self._wake(i)
         self.bodies.body_orientation[i] = q / np.linalg.norm(q)
+        self._core.solver.state_changed()
 
     def set_linear_velocity(self, body: int, velocity) -> None:
         i = self._check(body)
-        self._wake(i)
         v = _vec(f"body {i}", "linear_velocity", velocity, 3)
+        self._wake(i)
         if not self.bodies.body_fixed[i]:
             self.bodies.body_linear_velocity[i] = v
 
     def set_angular_velocity(self, body: int, velocity) -> None:
         i = self._check(body)
-        self._wake(i)
         v = _vec(f"body {i}", "angular_velocity", velocity, 3)
+        self._wake(i)
         if not self.bodies.body_fixed[i]:
             self.bodies.body_angular_velocity[i] = v
 
     def apply_force(self, body: int, force, point=None) -> None:
         """Add a force [N] for the next step, at ``point`` (world) or at the centre of mass."""
         i = self._check(body)
-        self._wake(i)
         f = _vec(f"body {i}", "force", force, 3)
+        p = None if point is None else _vec(f"body {i}", "point", point, 3)
+        # everything checked first: a rejected call changes nothing
+        self._wake(i)
         self.bodies.body_force[i] += f
-        if point is not None:
-            p = _vec(f"body {i}", "point", point, 3)
+        if p is not None:
             self.bodies.body_torque[i] += np.cross(p - self.bodies.body_position[i], f)
 
     def apply_torque(self, body: int, torque) -> None:
         i = self._check(body)
+        t = _vec(f"body {i}", "torque", torque, 3)
         self._wake(i)
-        self.bodies.body_torque[i] += _vec(f"body {i}", "torque", torque, 3)
+        self.bodies.body_torque[i] += t

@@ -256,3 +256,27 @@ def test_material_numbers_are_stored_as_floats():
     assert (m.density, m.friction, m.restitution) == (800.0, 1.0, 0.25)
     assert all(type(x) is float for x in (m.density, m.friction, m.restitution))
     assert m == tb.Material(density=800.0, friction=1.0, restitution=0.25)
+
+
+def test_rejected_world_calls_change_nothing():
+    """Issue 17: a call that raises leaves the world as it was (forces, settings, state), and run()
+    checks dt and record_every before it starts."""
+    w = tb.World()
+    b = w.add_body(tb.Box((0.5, 0.5, 0.5)), position=(0, 0, 1))
+    with pytest.raises(tb.BodyError, match="point"):
+        w.apply_force(b, (1.0, 0.0, 0.0), point=(float("nan"), 0.0, 0.0))
+    assert not w.bodies.body_force[b].any() and not w.bodies.body_torque[b].any()
+    with pytest.raises(tb.BodyError, match="torque"):
+        w.apply_torque(b, (float("inf"), 0.0, 0.0))
+    assert not w.bodies.body_torque[b].any()
+    with pytest.raises(tb.SettingsError, match="iterations=-1"):
+        w.settings.update(iterations=-1)
+    assert w.settings.iterations == 10
+    for bad in (0, -1.0, float("nan"), "x"):
+        with pytest.raises(tb.SettingsError, match="dt="):
+            w.run(1.0, dt=bad)
+    with pytest.raises(tb.SettingsError, match="record_every"):
+        w.run(0.1, dt=0.01, record_every=0)
+    assert w.step_count == 0
+    w.step(1 / 60)
+    assert w.step_count == 1
