@@ -205,7 +205,10 @@ class ShockSolver(Solver):
             r.row_lambda[offset:rows] = kept
             if bias is not r.row_bias:
                 bias[offset:rows] = r.row_bias[offset:rows]   # layer_targets copied the a dt targets
-        worst, layer_sweeps, layer_corrections = shock_propagation(
+        # the layers' blocks run in parallel only in big scenes (waking the threads costs more than a
+        # small scene's layers; the result does not depend on the thread count)
+        propagate = shock_propagation if c.count >= stages.PARALLEL_MIN_CONTACTS else shock_propagation.serial
+        worst, layer_sweeps, layer_corrections = propagate(
             layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
             layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind,
             r.row_owner, _correction_target(c, s), 0.0, lam, lam_c, b.body_linear_velocity, b.body_angular_velocity,
