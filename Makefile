@@ -60,7 +60,8 @@ warm: peers
 	  w.add_joint(tb.Hinge(None, b, anchor=(0, 0, 1.1), axis=(0, 1, 0), limits=(-1, 1), \
 	  motor=tb.Motor(speed=1.0))); w.step(1/60); \
 	  from tumble._core.solvers.impulse.driver import warm; warm(); \
-	  w = s.build('stack3_nocache', solver='impulse'); w.step(1/240)"
+	  w = s.build('stack3_nocache', solver='impulse'); w.step(1/240); \
+	  w = s.build('stack3_nocache', solver='jacobi'); w.step(1/60)"
 
 demo: venv system-deps
 	$(BIN)/python examples/demo.py --out demo
