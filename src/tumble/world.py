@@ -387,8 +387,6 @@ class World:
             raise SettingsError(f"run: field seconds={seconds!r} must be a finite number >= 0")
         if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0.0:
             raise SettingsError(f"run: field dt={dt!r} must be a finite number > 0 [s]")
-        if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
-            raise SettingsError(f"run: field record_every={record_every!r} must be an integer >= 1")
         n = int(round(seconds / dt))
         rec = None
         if record:

@@ -275,8 +275,8 @@ def test_rejected_world_calls_change_nothing():
     for bad in (0, -1.0, float("nan"), "x"):
         with pytest.raises(tb.SettingsError, match="dt="):
             w.run(1.0, dt=bad)
-    with pytest.raises(tb.SettingsError, match="record_every"):
-        w.run(0.1, dt=0.01, record_every=0)
+    with pytest.raises(tb.RecordingError, match="record_every=0"):
+        w.run(0.1, dt=0.01, record="x.npz", record_every=0)
     assert w.step_count == 0
     w.step(1 / 60)
     assert w.step_count == 1

@@ -11,6 +11,8 @@ Friction bounds are the coupled ones, +-mu lambda_n (000 eq. 29).
 
 from __future__ import annotations
 
+import math
+
 from tumble._core.config import kernel
 
 
@@ -39,3 +41,13 @@ def ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi
         h = min(lam - lo, max(lam - hi, w))
         theta += 0.5 * h * h
     return theta
+
+
+@kernel
+def final_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_lambda,
+                v_lin, v_ang):
+    """theta after a solve, as the row solvers report it: inf where it is not finite (a diverged
+    solve), so counters and plots never carry a NaN."""
+    theta = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                      row_lambda, v_lin, v_ang)
+    return theta if math.isfinite(theta) else math.inf

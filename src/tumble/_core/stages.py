@@ -157,6 +157,16 @@ def _contact_rows(core, dt: float) -> None:
     r.row_group[:offset] = 1
 
 
+def solve_counters(core, iterations: int, merit: float, history) -> None:
+    """The counters of a row solve (sweeps done, final merit theta, rows) and, with ``record_merit``,
+    theta after each sweep (000 Fig. 5) as ``merit_history``."""
+    core.counters["iterations"] = int(iterations)
+    core.counters["merit"] = float(merit)
+    core.counters["rows"] = int(core.rows.count)
+    if core.settings.record_merit:
+        core.merit_history = history[:iterations].copy()
+
+
 # ---------------------------------------------------------------------------------------- integration
 def integrate_velocities(core, h: float) -> None:
     """u += h M^-1 (f_ext - w x I w) for every dynamic body (000 eq. 45d's external part)."""

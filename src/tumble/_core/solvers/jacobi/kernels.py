@@ -14,12 +14,10 @@ contact rows). Rows of a group (joints) are not handled: the solver declares no 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.merit import ncp_merit
+from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, row_velocity, warm_start
 
 
@@ -88,8 +86,5 @@ def solve_jacobi(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_
                                           row_link, row_mu, row_lambda, v_lin, v_ang)
         if tolerance > 0.0 and dv < tolerance:
             break
-    theta = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                      row_lambda, v_lin, v_ang)
-    if not math.isfinite(theta):
-        theta = math.inf
-    return done, theta
+    return done, final_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                             row_lambda, v_lin, v_ang)

@@ -5,10 +5,8 @@ The row update itself (``rows.sweep_rows``) is shared with the shock solver and 
 
 from __future__ import annotations
 
-import math
-
 from tumble._core.config import kernel
-from tumble._core.merit import ncp_merit
+from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import pgs_sweep, warm_start
 
 
@@ -33,11 +31,8 @@ def solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
                                           row_link, row_mu, row_lambda, v_lin, v_ang)
         if tolerance > 0.0 and dv < tolerance:
             break
-    theta = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                      row_lambda, v_lin, v_ang)
-    if not math.isfinite(theta):
-        theta = math.inf
-    return done, theta
+    return done, final_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                             row_lambda, v_lin, v_ang)
 
 
 @kernel

@@ -40,11 +40,7 @@ class PGSSolver(Solver):
                                      r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
                                      b.body_linear_velocity, b.body_angular_velocity, s.iterations, s.tolerance,
                                      history)
-        core.counters["iterations"] = int(iters)
-        core.counters["merit"] = float(merit)
-        core.counters["rows"] = int(r.count)
-        if s.record_merit:
-            core.merit_history = history[:iters].copy()
+        stages.solve_counters(core, iters, merit, history)
         t = stages.lap(prof, "solve", t)
 
         stages.integrate_positions(core, dt)

@@ -134,11 +134,7 @@ class ShockSolver(Solver):
         r.row_lambda[:rows] *= 1.0 / a
         store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse,
                                c.contact_friction_impulse)
-        core.counters["iterations"] = int(sweeps)
-        core.counters["merit"] = float(merit)
-        core.counters["rows"] = int(rows)
-        if s.record_merit:
-            core.merit_history = history[:sweeps].copy()
+        stages.solve_counters(core, sweeps, merit, history)
         t = stages.lap(prof, "solve", t)
 
         lam = np.empty(rows)
