@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from tumble._core.collision.geoms import refresh_fat_aabbs, update_geoms
+from tumble._core.collision.geoms import refresh_geoms
 from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
@@ -73,15 +73,14 @@ def collide(core, prof: dict, t: float, warm: bool) -> int:
     points take the impulses of the previous step's points of the same pair and feature; every
     point's ``contact_match`` names its previous point or -1). Returns the contact count."""
     b, g, s = core.bodies, core.geoms, core.settings
-    refresh_frames(core)
     h = core.hull_arrays
-    update_geoms(g.geom_body, g.geom_type, g.geom_size, g.geom_local_position, g.geom_local_orientation,
-                 b.body_position, b.body_orientation, g.count, s.contact_margin + AABB_TOLERANCE,
-                 g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min, g.geom_aabb_max,
-                 h.verts, h.vert_start, h.vert_count, g.geom_hull)
-    # fat boxes are rebuilt for every geometry whenever geometries were added since the last step
-    refresh_fat_aabbs(g.geom_aabb_min, g.geom_aabb_max, g.geom_radius, g.count, FAT_FRACTION, FAT_MAX,
-                      g.geom_fat_min, g.geom_fat_max, core.fat_count == g.count)
+    # body frames, geom poses and tight boxes, then the fat boxes (rebuilt for every geometry whenever
+    # geometries were added since the last step), in one kernel call
+    refresh_geoms(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count, b.body_position,
+                  g.geom_body, g.geom_type, g.geom_size, g.geom_local_position, g.geom_local_orientation, g.count,
+                  s.contact_margin + AABB_TOLERANCE, g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min,
+                  g.geom_aabb_max, h.verts, h.vert_start, h.vert_count, g.geom_hull, g.geom_radius, FAT_FRACTION,
+                  FAT_MAX, g.geom_fat_min, g.geom_fat_max, core.fat_count == g.count)
     core.fat_count = g.count
     pairs = core.broad_phase.update(g.geom_fat_min, g.geom_fat_max, g.geom_body, g.geom_static, g.count)
     excluded = core.joint_layout.excluded_keys

@@ -2,8 +2,8 @@
 
     solver.step        detection, rows, solve, integration: each solver composes ``_core.stages``
                        in its algorithm's order, timing every stage (``_core/solvers/<name>/solver.py``)
-    finish             non-finite check, user forces cleared, joint coordinates, shared counters,
-                       time advanced
+    finish             non-finite check, user forces cleared, deepest overlap (one kernel,
+                       dynamics.integrate.finish_bodies), joint coordinates, counters, time advanced
 
 ``step`` receives the core state (``_core.state.CoreState``) only; ``World.step`` validates first
 and turns the non-finite body it may report into a ``SimulationError`` naming it.
@@ -15,7 +15,7 @@ import math
 import time
 
 from tumble._core import stages
-from tumble._core.dynamics.integrate import first_nonfinite_body
+from tumble._core.dynamics.integrate import finish_bodies
 
 
 def step(core, dt: float) -> int:
@@ -29,21 +29,17 @@ def step(core, dt: float) -> int:
 
 def finish(core, dt: float, prof: dict, contacts: int, t_start: float) -> int:
     """The shared end of every step (see the module docstring)."""
-    b = core.bodies
-    bad = first_nonfinite_body(b.body_position, b.body_orientation, b.body_linear_velocity,
-                               b.body_angular_velocity, b.count)
+    b, c = core.bodies, core.contacts
+    bad, deepest = finish_bodies(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
+                                 b.body_force, b.body_torque, b.count, c.contact_depth, c.count)
     if bad >= 0:
         return int(bad)
-    b.body_force[: b.count] = 0.0
-    b.body_torque[: b.count] = 0.0
     if core.joint_layout.row_total:
         stages.joint_coordinates(core)
     # contacts: points the dynamics solved; max_penetration: the deepest point of the last detection
     # (for shock that is detect(t + dt), before the final correction: the conservative figure)
-    c = core.contacts
-    depth = c.contact_depth[: c.count]
     core.counters["contacts"] = int(contacts)
-    core.counters["max_penetration"] = float(max(depth.max(), 0.0)) if c.count else 0.0
+    core.counters["max_penetration"] = float(deepest)
     core.counters["bodies"] = int(b.count)
     prof["total"] = 1000.0 * (time.perf_counter() - t_start)
     core.profile = prof

@@ -8,6 +8,7 @@ import numpy as np
 
 from tumble._core import types as T
 from tumble._core.config import kernel
+from tumble._core.dynamics.integrate import update_body_frames
 from tumble._core.math3d import quat_mul, quat_to_matrix
 
 #: Half extent [m] used for the unbounded directions of a plane's box.
@@ -115,3 +116,20 @@ def refresh_fat_aabbs(geom_aabb_min, geom_aabb_max, geom_radius, count, fat_frac
                     fat_min_out[g, k] = math.floor((lo - m) / m) * m
                     fat_max_out[g, k] = math.ceil((hi + m) / m) * m
     return moved
+
+
+@kernel
+def refresh_geoms(body_orientation, body_inv_inertia_local, body_inv_inertia_world, body_count, body_position,
+                  geom_body, geom_type, geom_size, geom_local_position, geom_local_orientation, geom_count, margin,
+                  geom_world_position, geom_world_rotation, geom_aabb_min, geom_aabb_max, hull_verts, hull_vert_start,
+                  hull_vert_count, geom_hull, geom_radius, fat_fraction, fat_max, geom_fat_min, geom_fat_max,
+                  initialised):
+    """The collision stage's first three kernels in one call (one dispatch instead of three: each
+    call costs ~0.7 us plus ~0.13 us per array argument, the bulk of a small scene's step):
+    ``update_body_frames``, ``update_geoms``, ``refresh_fat_aabbs``. Returns the boxes moved."""
+    update_body_frames(body_orientation, body_inv_inertia_local, body_inv_inertia_world, body_count)
+    update_geoms(geom_body, geom_type, geom_size, geom_local_position, geom_local_orientation, body_position,
+                 body_orientation, geom_count, margin, geom_world_position, geom_world_rotation, geom_aabb_min,
+                 geom_aabb_max, hull_verts, hull_vert_start, hull_vert_count, geom_hull)
+    return refresh_fat_aabbs(geom_aabb_min, geom_aabb_max, geom_radius, geom_count, fat_fraction, fat_max,
+                             geom_fat_min, geom_fat_max, initialised)

@@ -197,3 +197,23 @@ def displace_body(i, disp_lin, disp_ang, body_position, body_orientation):
     body_orientation[i, 1] = nx * inv
     body_orientation[i, 2] = ny * inv
     body_orientation[i, 3] = nz * inv
+
+
+@kernel
+def finish_bodies(body_position, body_orientation, body_linear_velocity, body_angular_velocity, body_force,
+                  body_torque, count, contact_depth, contact_count):
+    """The shared end of a step in one call: the first body with a non-finite state (then nothing
+    else is done), else the user forces cleared and the deepest overlap of the contacts (>= 0) [m].
+    Returns (bad body or -1, deepest)."""
+    bad = first_nonfinite_body(body_position, body_orientation, body_linear_velocity, body_angular_velocity, count)
+    if bad >= 0:
+        return bad, 0.0
+    for i in range(count):
+        for k in range(3):
+            body_force[i, k] = 0.0
+            body_torque[i, k] = 0.0
+    deepest = 0.0
+    for c in range(contact_count):
+        if contact_depth[c] > deepest:
+            deepest = contact_depth[c]
+    return -1, deepest
