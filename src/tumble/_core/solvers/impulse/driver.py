@@ -1,4 +1,4 @@
-"""Array-level entry points of the impulse solver's stages, shared by the pipeline and the tests:
+"""Array-level entry points of the impulse solver's stages, shared by the solver's step (solver.py) and the tests:
 each takes plain arrays (body and contact fields), sizes the scratch, shares the batches among the
 cores and calls the serial or parallel kernel. No per-body or per-contact Python loop."""
 
