@@ -27,7 +27,7 @@ from tumble.recording import Recording
 from tumble.scenefile import load_scene, save_scene
 from tumble.settings import ImpulseSettings, PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
-from tumble.world import Contacts, World
+from tumble.world import Contacts, World, WorldState
 
 
 def solvers() -> list[dict]:
@@ -48,7 +48,8 @@ def solvers() -> list[dict]:
 __version__ = "0.1.0"
 
 __all__ = [
-    "World", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound", "Material",
+    "World", "WorldState", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound",
+    "Material",
     "materials", "scenes", "PGSSettings", "ShockSettings", "ImpulseSettings", "TumbleError", "ShapeError", "BodyError",
     "MaterialError",
     "SettingsError", "SceneError", "RecordingError", "SimulationError", "JointError", "Joint", "Ball", "Hinge",

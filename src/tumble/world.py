@@ -9,6 +9,8 @@ sees the World. Which solvers exist and what each supports comes from the solver
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import inspect
 import math
 import numbers
@@ -25,6 +27,13 @@ from tumble.errors import BodyError, JointError, SettingsError, SimulationError
 from tumble.joint_registry import JointRegistry
 from tumble.materials import DEFAULT, Material
 from tumble.shapes import Compound, ConvexHull, Plane, Shape
+
+
+class WorldState(NamedTuple):
+    """A snapshot from ``World.save_state`` (opaque: pass it to ``World.restore_state``)."""
+
+    solver: str
+    parts: tuple
 
 
 class Contacts(NamedTuple):
@@ -485,6 +494,48 @@ class World:
     def collides(self, a: int, b: int) -> bool:
         """Whether bodies ``a`` and ``b`` may collide (not excluded by a joint or the user)."""
         return not self._joints.excluded(self._check(a), self._check(b))
+
+    # ------------------------------------------------------------------ snapshots
+    def save_state(self) -> WorldState:
+        """A snapshot of everything that decides how this world goes on: the core state (bodies,
+        geoms, the contact cache of the last step, the broad phase's sorted endpoints, joints, the
+        solver's own state such as sleep counters or layer impulses, time, gravity, settings) and the
+        World's queues (pending spawns, gravity schedule). ``restore_state`` returns the world to it
+        exactly: stepping after a restore is bit-identical to stepping on from the moment of the save.
+        The snapshot is a deep copy (later steps do not change it) and can be restored any number of
+        times, into this world or into another world of the same solver."""
+        return WorldState(self.solver, copy.deepcopy(self._snapshot_parts()))
+
+    def restore_state(self, state: WorldState) -> None:
+        """Return to ``state`` (from ``save_state``); raises ``SettingsError`` for a snapshot of
+        another solver (nothing is changed then)."""
+        if not isinstance(state, WorldState):
+            raise SettingsError(f"restore_state: {state!r} is not a snapshot from World.save_state")
+        if state.solver != self.solver:
+            raise SettingsError(f"restore_state: the snapshot is of solver {state.solver!r}, this world runs "
+                                f"{self.solver!r}")
+        parts = copy.deepcopy(state.parts)      # the snapshot stays reusable
+        (self._core, self._joints, self._names, self._shapes, self._materials, self._spawns,
+         self._gravity_schedule, self.events, self.default_dt) = parts
+
+    def _snapshot_parts(self) -> tuple:
+        # one deepcopy of all parts together keeps their shared references (the joint registry's
+        # core state is the world's core state)
+        return (self._core, self._joints, self._names, self._shapes, self._materials, self._spawns,
+                self._gravity_schedule, self.events, self.default_dt)
+
+    def state_hash(self) -> str:
+        """SHA-256 (hex) of the dynamic state: every body's position, orientation, linear and angular
+        velocity (float64 bytes) and the time and step count. Equal hashes after the same steps mean
+        bit-identical runs (Box2D's determinism check); it does not cover caches or sleep counters,
+        which ``save_state`` does."""
+        b = self.bodies
+        n = b.count
+        h = hashlib.sha256()
+        for a in (b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity):
+            h.update(np.ascontiguousarray(a[:n]).tobytes())
+        h.update(np.array([self.time, float(self.step_count)]).tobytes())
+        return h.hexdigest()
 
     # ------------------------------------------------------------------ queries
     def position(self, body: int) -> np.ndarray:
