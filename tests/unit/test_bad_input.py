@@ -280,3 +280,24 @@ def test_rejected_world_calls_change_nothing():
     assert w.step_count == 0
     w.step(1 / 60)
     assert w.step_count == 1
+
+
+@pytest.mark.parametrize("solver", ["pgs", "shock", "impulse", "jacobi"])
+@pytest.mark.parametrize("kind", ["force", "torque", "velocity", "spin"])
+def test_extreme_loads_end_in_a_simulation_error_naming_the_body(solver, kind):
+    """Issue 17: 1e300 N, N m, m/s or rad/s on one box of a stack: the run either stays finite or
+    stops with SimulationError naming that box -- never ZeroDivisionError deep in a kernel (a torque
+    of 1e300 used to overflow the quaternion update into a zero quaternion)."""
+    w = tb.scenes.build("stack10", solver=solver)
+    b = 3
+    {"force": lambda: w.apply_force(b, (1e300, 0.0, 0.0)), "torque": lambda: w.apply_torque(b, (0.0, 1e300, 0.0)),
+     "velocity": lambda: w.set_linear_velocity(b, (1e300, 0.0, 0.0)),
+     "spin": lambda: w.set_angular_velocity(b, (0.0, 1e300, 0.0))}[kind]()
+    try:
+        for _ in range(5):
+            w.step()
+    except tb.SimulationError as e:
+        assert f"body {b} " in str(e)
+    else:
+        q = w.orientations
+        assert np.all(np.isfinite(q)) and np.allclose(np.linalg.norm(q, axis=1), 1.0)

@@ -146,7 +146,20 @@ def integrate_positions(body_position, body_orientation, body_linear_velocity, b
         nx = qx + h * (wx * qw + wy * qz - wz * qy)
         ny = qy + h * (-wx * qz + wy * qw + wz * qx)
         nz = qz + h * (wx * qy - wy * qx + wz * qw)
-        inv = 1.0 / math.sqrt(nw * nw + nx * nx + ny * ny + nz * nz)
+        sq = nw * nw + nx * nx + ny * ny + nz * nz
+        if not (1e-250 < sq < 1e250):
+            # a huge spin (|w| dt ~ 1e150): the squares overflow and 1/|q| would be 0, leaving a zero
+            # quaternion that passes the non-finite check and divides by zero in the next geometry
+            # update. Scale by the largest component first (exact direction); normal steps
+            # (|q| ~ 1) never take this branch, so their results are unchanged bit for bit.
+            big = max(max(abs(nw), abs(nx)), max(abs(ny), abs(nz)))
+            if big > 0.0 and big < math.inf:
+                nw /= big
+                nx /= big
+                ny /= big
+                nz /= big
+                sq = nw * nw + nx * nx + ny * ny + nz * nz
+        inv = 1.0 / math.sqrt(sq)
         body_orientation[i, 0] = nw * inv
         body_orientation[i, 1] = nx * inv
         body_orientation[i, 2] = ny * inv
@@ -160,9 +173,11 @@ def first_nonfinite_body(body_position, body_orientation, body_linear_velocity, 
         s = 0.0
         for k in range(3):
             s += body_position[i, k] + body_linear_velocity[i, k] + body_angular_velocity[i, k]
+        q2 = 0.0
         for k in range(4):
             s += body_orientation[i, k]
-        if not math.isfinite(s):
+            q2 += body_orientation[i, k] * body_orientation[i, k]
+        if not math.isfinite(s) or not q2 > 0.5:    # a zero (or NaN) quaternion is no orientation
             return i
     return -1
 
