@@ -89,10 +89,9 @@ def browser():
         b.close()
 
 
-@pytest.fixture(scope="module")
-def page(browser, server):
-    _, url = server
-    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+def _open_viewer(ctx, url):
+    """A page of ``ctx`` on the viewer at ``url``, loaded (ready or failed), collecting page errors and
+    console errors in the returned list."""
     pg = ctx.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -100,6 +99,14 @@ def page(browser, server):
     pg.goto(url)
     pg.wait_for_function("window.tumbleViewer && (window.tumbleViewer.ready || window.tumbleViewer.error)",
                          timeout=30_000)
+    return pg, errors
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    _, url = server
+    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    pg, errors = _open_viewer(ctx, url)
     assert pg.evaluate("window.tumbleViewer.error") is None
     pg.errors = errors
     yield pg
@@ -422,13 +429,7 @@ def test_every_solver_recording_opens_plays_and_inspects(browser, solver_recordi
     srv, url = serve(path, port=0)
     ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
     try:
-        pg = ctx.new_page()
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.goto(url)
-        pg.wait_for_function("window.tumbleViewer && (window.tumbleViewer.ready || window.tumbleViewer.error)",
-                             timeout=30_000)
+        pg, errors = _open_viewer(ctx, url)
         assert hook(pg, "error") is None, hook(pg, "error")
         assert hook(pg, "frameCount") == rec.frame_count and hook(pg, "bodyCount") == rec.body_count
         assert f"· {rec.solver} ·" in pg.inner_text("#scene-label")
