@@ -78,6 +78,8 @@ class JointRegistry:
         n = self.w.bodies.count
         if not 0 <= body < n:
             raise JointError(f"{owner}: field {field}={body} is not a body of this world ({n} bodies)")
+        if self.w.bodies.body_removed[body]:
+            raise JointError(f"{owner}: field {field}={body} names a removed body (World.remove_body)")
         return int(body)
 
     def spec(self, joint: int) -> Joint:
@@ -301,6 +303,14 @@ class JointRegistry:
             return
         self._count(self.user_pairs, key, delta)
         self._rebuild()
+
+    def drop_body(self, body: int) -> None:
+        """Forget the user's collision exclusions of a removed body (its joints are removed first)."""
+        mine = [k for k in self.user_pairs if (k >> 32) == body or (k & 0xFFFFFFFF) == body]
+        for k in mine:
+            del self.user_pairs[k]
+        if mine:
+            self._rebuild()
 
     def excluded(self, a: int, b: int) -> bool:
         key = pair_key(a, b)

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tumble._core.math3d import quat_to_matrices, quat_to_matrix_py
+from tumble._core.removal import remove_body as remove_core_body
 from tumble._core.solvers import registry
 from tumble._core.state import CoreState
 from tumble._core.step import step as _core_step
@@ -245,6 +246,32 @@ class World:
         self._materials.append(material)
         return i
 
+    def remove_body(self, body: int) -> None:
+        """Remove ``body`` from the world between steps, with its contacts, its cached impulses, its
+        joints (each removed as by ``remove_joint``), its collision exclusions and its sleep state.
+
+        Ids are stable: the other bodies keep their ids and ``body``'s id is never reused; its row in
+        the bulk arrays (``positions()`` ...) stays as a frozen tombstone that ``removed`` marks, and
+        every per-body call on it raises ``BodyError``. The bodies it touched in the last step are
+        woken (004 §3.2, wake-up rule 4); every other pair keeps its warm-start impulses."""
+        i = self._check(body)
+        js = self._core.joint_store
+        mine = np.flatnonzero(js.joint_active[: js.count] & ((js.joint_body[: js.count, 0] == i)
+                                                             | (js.joint_body[: js.count, 1] == i)))
+        for j in mine:
+            self._joints.remove(int(j))
+        self._joints.drop_body(i)
+        touching = remove_core_body(self._core, i)
+        self._core.solver.remove_body(self._core, i, touching)
+        self._core.solver.state_changed()
+
+    @property
+    def removed(self) -> np.ndarray:
+        """(n,) bool, read-only: bodies removed by ``remove_body`` (their ids stay taken)."""
+        v = self.bodies.body_removed[: self.bodies.count].view()
+        v.setflags(write=False)
+        return v
+
     def spawn(self, time: float, shape: Shape, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0),
               **kw) -> None:
         """Queue ``add_body(shape, position, orientation, **kw)`` to run at the start of the first
@@ -343,6 +370,8 @@ class World:
             raise BodyError(f"body id {body!r} is not an integer")
         if not 0 <= body < self.bodies.count:
             raise BodyError(f"body id {body} does not exist (the world has {self.bodies.count} bodies)")
+        if self.bodies.body_removed[body]:
+            raise BodyError(f"body {body} ({self._names[body]!r}) was removed (World.remove_body)")
         return int(body)
 
     def body_name(self, body: int) -> str:

@@ -51,7 +51,8 @@ class BodyStore(Store):
     body_inertia_local (n, 3, 3) [kg m^2] and body_inv_inertia_local (n, 3, 3) in the body frame;
     body_inv_inertia_world (n, 3, 3) = R I^-1 R^T, refreshed every step (Catto 001 §5);
     body_force (n, 3) [N] and body_torque (n, 3) [N m] user forces, cleared after each step;
-    body_fixed (n,) bool; body_contact_count (n,) int (points touching the body this step).
+    body_fixed (n,) bool; body_contact_count (n,) int (points touching the body this step);
+    body_removed (n,) bool: removed by ``World.remove_body`` (a fixed tombstone, ``_core.removal``).
     Solver-private per-body arrays (e.g. the impulse solver's sleep state) live in the solver.
     """
 
@@ -69,6 +70,7 @@ class BodyStore(Store):
         "body_torque": ((3,), np.float64, 0.0),
         "body_fixed": ((), np.bool_, False),
         "body_contact_count": ((), np.int64, 0),
+        "body_removed": ((), np.bool_, False),
     }
 
 

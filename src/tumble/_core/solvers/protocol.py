@@ -67,6 +67,17 @@ class Solver:
     def state_changed(self) -> None:
         """Something outside the step changed the bodies or settings (a setter, a new body or joint)."""
 
+    def remove_body(self, core, body: int, touching: np.ndarray) -> None:
+        """Body ``body`` was just removed (``_core.removal``: a fixed tombstone without geoms);
+        ``touching`` are the bodies it touched in the last step. Default: wake them (004 §3.2
+        wake-up rule 4: a body whose support disappears must move again)."""
+        for i in touching:
+            self.wake(int(i))
+
+    def contacts_compacted(self, core, keep: np.ndarray) -> None:
+        """The contact store (the next step's warm-start cache) kept only rows ``keep`` (old
+        indices, in order) of its points: compact the solver's own per-contact arrays the same way."""
+
     def sleeping(self, core) -> np.ndarray:
         """(n,) bool: which bodies are asleep now (all False without sleeping)."""
         return np.zeros(core.bodies.count, dtype=bool)

@@ -63,6 +63,12 @@ class ShockSolver(Solver):
     def state_changed(self) -> None:
         self.final_state = None
 
+    def contacts_compacted(self, core, keep) -> None:
+        # the layer impulses are row-aligned with the contact store (the next step's cache)
+        m = keep.shape[0]
+        self.contact_layer_impulse[:m] = self.contact_layer_impulse[keep]
+        self.final_state = None
+
     # ---------------------------------------------------------------- detection
     def _detect(self, core, prof, t) -> int:
         """``stages.collide`` plus the layer impulses of the matched points (the contact cache)."""
