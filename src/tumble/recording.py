@@ -28,6 +28,9 @@ array is plain NumPy (``np.load(..., allow_pickle=False)`` reads it); strings ar
 * hulls (centre-of-mass frame): ``hull_vertex_start`` / ``hull_vertex_count`` (H,) into
   ``hull_vertices`` (V, 3) [m]; ``hull_triangle_start`` / ``hull_triangle_count`` (H,) into
   ``hull_triangles`` (T, 3) int64, vertex indices local to the hull, counter-clockwise seen from outside.
+* ``body_removed_step`` (N,) int64: a body removed by ``World.remove_body`` between steps k and k + 1
+  has k + 1 here and is absent from the frames of step k + 1 on; -1 for the others (optional: files
+  written before it read as all -1). :meth:`Recording.alive` combines it with ``frame_body_count``.
 * frames: ``frame_time`` (F,) [s], ``frame_step`` (F,) int64, ``frame_body_count`` (F,) int64 (bodies
   spawned later are zero-padded before they exist), ``frame_position`` (F, N, 3) [m],
   ``frame_orientation`` (F, N, 4), ``frame_linear_velocity`` (F, N, 3) [m/s],
@@ -108,6 +111,12 @@ SCHEMA: dict[str, tuple[str, tuple]] = {
     "step_potential_energy": ("f", ("S",)),
     "step_ms": ("f", ("S", "K")),
 }
+
+#: arrays a recording may lack (files written before they existed): name -> (kind, shape, fill of a row)
+OPTIONAL_SCHEMA: dict[str, tuple[str, tuple, int]] = {
+    "body_removed_step": ("i", ("N",), -1),
+}
+SCHEMA.update({k: v[:2] for k, v in OPTIONAL_SCHEMA.items()})
 
 META_KEYS = ("format", "version", "scene", "solver", "settings", "dt", "every", "gravity", "stage_names")
 #: the meta key listing the key paths of non-finite floats written as strings (see the module docstring)
@@ -229,6 +238,10 @@ class Recording:
     @property
     def step_count(self) -> int:
         return int(self.arrays["step_time"].shape[0])
+
+    def alive(self) -> np.ndarray:
+        """(F, N) bool: which bodies are in the world in each frame (spawned and not removed)."""
+        return alive_mask(self.arrays)
 
     def stage_ms(self, stage: str) -> np.ndarray:
         """(S,) [ms] spent in ``stage`` in every step."""
@@ -379,6 +392,10 @@ def validate(rec: Recording, where: str = "recording") -> None:
     if not (isinstance(names, list) and all(isinstance(x, str) for x in names)):
         raise RecordingError(f"{where}: field meta.stage_names={names!r} must be a list of strings")
     a = rec.arrays
+    if "body_mass" in a:
+        for k, (_kind, shape, fill) in OPTIONAL_SCHEMA.items():
+            if k not in a:
+                a[k] = np.full(a["body_mass"].shape[:1] + tuple(shape[1:]), fill, dtype=np.int64)
     missing = [k for k in SCHEMA if k not in a]
     if missing:
         raise RecordingError(f"{where}: field {missing[0]} is missing ({len(missing)} arrays missing)")
@@ -426,6 +443,7 @@ def validate(rec: Recording, where: str = "recording") -> None:
         t = a["hull_triangles"][a["hull_triangle_start"][h]:][: a["hull_triangle_count"][h]]
         _in_range(where, f"hull_triangles of hull {h}", t, 0, a["hull_vertex_count"][h])
     _in_range(where, "frame_body_count", a["frame_body_count"], 0, N + 1)
+    _in_range(where, "body_removed_step", a["body_removed_step"], -1, np.iinfo(np.int64).max)
     s, c = a["contact_start"], a["contact_count"]
     if np.any(s < 0) or np.any(c < 0) or np.any(s + c > dims["C"]):
         f = int(np.argmax((s < 0) | (c < 0) | (s + c > dims["C"])))
@@ -433,12 +451,21 @@ def validate(rec: Recording, where: str = "recording") -> None:
                              f"{dims['C']} contact points")
     _in_range(where, "contact_body", a["contact_body"], -1, N)
     q = np.linalg.norm(a["frame_orientation"], axis=2)
-    live = np.arange(N)[None, :] < a["frame_body_count"][:, None]
+    live = alive_mask(a)
     bad = live & (np.abs(q - 1.0) > 1e-6)
     if np.any(bad):
         f, b = np.argwhere(bad)[0]
         raise RecordingError(f"{where}: field frame_orientation[{f}, {b}] has norm {q[f, b]:.6g}, not a unit "
                              "quaternion")
+
+
+def alive_mask(a: dict) -> np.ndarray:
+    """(F, N) bool: body b is in the world in frame f: spawned (``b < frame_body_count[f]``) and not
+    removed (``body_removed_step[b]`` is -1, or the frame's step is before it)."""
+    n = a["body_mass"].shape[0]
+    spawned = np.arange(n)[None, :] < a["frame_body_count"][:, None]
+    gone = a["body_removed_step"]
+    return spawned & ((gone[None, :] < 0) | (a["frame_step"][:, None] < gone[None, :]))
 
 
 def _in_range(where, name, x, lo, hi):
@@ -466,7 +493,36 @@ class Recorder:
         self.steps: dict[str, list] = {k: [] for k in ("time", "contacts", "iterations", "merit",
                                                         "max_penetration", "kinetic_energy", "potential_energy")}
         self.step_ms: list[dict] = []
+        # each body's description (mass, fixed, name, material, geometry) as first seen, so a body
+        # removed during the run (World.remove_body) is still drawn in the frames before its removal
+        self.body_info: list[tuple] = []
+        self.geom_rows: list[dict] = []
+        self.removed_step: dict[int, int] = {}
+        self._geom_count = -1
+        self._bodies_seen()
         self._frame()
+
+    def _bodies_seen(self):
+        """Describe the bodies added since the last call; note the ones removed since: removed between
+        steps k and k + 1, a body is absent from the frames of step k + 1 on (``body_removed_step``)."""
+        w = self.w
+        n = w.body_count
+        removed = w.removed if hasattr(w, "removed") else np.zeros(n, bool)
+        for i in np.flatnonzero(removed):
+            self.removed_step.setdefault(int(i), w.step_count)
+        if n == len(self.body_info) and w.geoms.count == self._geom_count:
+            return
+        g = w.geoms
+        ng = g.count
+        new = np.arange(len(self.body_info), n)
+        for i in new:
+            self.body_info.append((float(w.bodies.body_mass[i]), bool(w.bodies.body_fixed[i]), w._names[i],
+                                   w._materials[i].name))
+        rows = np.flatnonzero(np.isin(g.geom_body[:ng], new))
+        if rows.size:
+            self.geom_rows.append({k: getattr(g, k)[rows].copy() for k in (
+                "geom_body", "geom_type", "geom_size", "geom_local_position", "geom_local_orientation", "geom_hull")})
+        self._geom_count = ng
 
     def _frame(self):
         w = self.w
@@ -500,6 +556,7 @@ class Recorder:
         s["kinetic_energy"].append(w.kinetic_energy())
         s["potential_energy"].append(w.potential_energy())
         self.step_ms.append(dict(w.profile))
+        self._bodies_seen()
         if w.step_count % self.every == 0:
             self._frame()
 
@@ -521,8 +578,14 @@ class Recorder:
         counts = np.array([len(x) for x in f["position"]], dtype=np.int64)
         for k, m in enumerate(counts):  # bodies not yet spawned: identity, so every quaternion is unit
             orient[k, m:, 0] = 1.0
-        g, hulls = w.geoms, w.hulls
-        ng = g.count
+        self._bodies_seen()
+        hulls = w.hulls
+        geoms = {k: np.concatenate([r[k] for r in self.geom_rows]) for k in self.geom_rows[0]} if self.geom_rows \
+            else {k: getattr(w.geoms, k)[:0] for k in ("geom_body", "geom_type", "geom_size", "geom_local_position",
+                                                       "geom_local_orientation", "geom_hull")}
+        order = np.argsort(geoms["geom_body"], kind="stable")   # by body, each body's geoms in their order
+        geoms = {k: v[order] for k, v in geoms.items()}
+        info = self.body_info
         tris = [hull_triangles(hulls[h]) for h in range(len(hulls))]
         verts = [hulls[h].vertices for h in range(len(hulls))]
         stages = sorted({k for p in self.step_ms for k in p}, key=lambda k: (k == "total", k))
@@ -537,16 +600,17 @@ class Recorder:
                 "gravity": [float(x) for x in w.gravity], "stage_names": stages,
                 "tumble_version": tumble.__version__}
         arrays = {
-            "body_mass": w.masses.copy(),
-            "body_fixed": w.fixed.copy(),
-            "body_name": np.array([w.body_name(i) for i in range(n)], dtype=str).reshape(n),
-            "body_material": np.array([w.material(i).name for i in range(n)], dtype=str).reshape(n),
-            "geom_body": g.geom_body[:ng].astype(np.int64),
-            "geom_type": g.geom_type[:ng].astype(np.int64),
-            "geom_size": g.geom_size[:ng].copy(),
-            "geom_local_position": g.geom_local_position[:ng].copy(),
-            "geom_local_orientation": g.geom_local_orientation[:ng].copy(),
-            "geom_hull": g.geom_hull[:ng].astype(np.int64),
+            "body_mass": np.array([x[0] for x in info], dtype=np.float64).reshape(n),
+            "body_fixed": np.array([x[1] for x in info], dtype=bool).reshape(n),
+            "body_name": np.array([x[2] for x in info], dtype=str).reshape(n),
+            "body_material": np.array([x[3] for x in info], dtype=str).reshape(n),
+            "body_removed_step": np.array([self.removed_step.get(i, -1) for i in range(n)], dtype=np.int64),
+            "geom_body": geoms["geom_body"].astype(np.int64),
+            "geom_type": geoms["geom_type"].astype(np.int64),
+            "geom_size": geoms["geom_size"].copy(),
+            "geom_local_position": geoms["geom_local_position"].copy(),
+            "geom_local_orientation": geoms["geom_local_orientation"].copy(),
+            "geom_hull": geoms["geom_hull"].astype(np.int64),
             "hull_vertex_count": np.array([len(v) for v in verts], dtype=np.int64),
             "hull_vertices": np.concatenate(verts).reshape(-1, 3) if verts else np.zeros((0, 3)),
             "hull_triangle_count": np.array([len(t) for t in tris], dtype=np.int64),

@@ -139,3 +139,26 @@ def test_save_restore_spans_a_removal(solver):
     for _ in range(20):
         w.step(DT)
     assert w.state_hash() == h
+
+
+def test_a_recording_draws_a_removed_body_until_its_removal(tmp_path):
+    from tumble.recording import Recording
+    from tumble.viz.scene import SceneData
+
+    w, ids = _column("pgs")
+
+    def remove_at_20(world):
+        if world.step_count == 20:
+            world.remove_body(ids[2])
+
+    w.run(40 * DT, DT, record=str(tmp_path / "r.npz"), callback=remove_at_20)
+    rec = Recording.load(tmp_path / "r.npz")
+    assert rec.body_removed_step.tolist() == [-1, -1, -1, -1, 21]
+    assert np.sum(rec.geom_body == ids[2]) == 1 and rec.body_mass[ids[2]] == pytest.approx(1000.0)
+    alive = rec.alive()
+    steps = rec.frame_step
+    assert alive[steps <= 20, ids[2]].all() and not alive[steps > 20, ids[2]].any()
+    assert alive[:, ids[1]].all()
+    scene = SceneData(rec)
+    g = np.flatnonzero(rec.geom_body == ids[2])
+    assert scene.geom_poses(20, g)[2].all() and not scene.geom_poses(21, g)[2].any()

@@ -483,3 +483,39 @@ def test_every_solver_recording_opens_plays_and_inspects(browser, solver_recordi
     finally:
         ctx.close()
         srv.close()
+
+
+def test_removed_body_disappears_at_its_removal(browser, tmp_path):
+    """World.remove_body mid-run: the viewer draws the crate up to its removal and not after; the
+    picker no longer finds it and the info panel calls it removed."""
+    w = tb.World(solver="pgs")
+    w.add_body(tb.Plane(), fixed=True, name="ground")
+    crate = w.add_body(tb.Box((0.3, 0.3, 0.3)), position=(0.0, 0.0, 0.3), name="crate")
+    w.add_body(tb.Sphere(0.25), position=(0.8, 0.0, 1.2), name="ball")
+    path = tmp_path / "removed.npz"
+
+    def remove(world):
+        if world.step_count == 10:
+            world.remove_body(crate)
+
+    w.run(0.2, dt=1 / 120, record=str(path), callback=remove)
+    rec = Recording.load(path)
+    srv, url = serve(path, port=0)
+    ctx = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    try:
+        pg, errors = _open_viewer(ctx, url)
+        assert hook(pg, "error") is None, hook(pg, "error")
+        set_frame(pg, 10)
+        assert hook(pg, f"bodyAlive({crate})") is True
+        xy = hook(pg, f"bodyScreenPosition({crate})")
+        assert hook(pg, f"screenToBody({xy[0]}, {xy[1]})") == crate
+        set_frame(pg, rec.frame_count - 1)
+        wait_rendered(pg)
+        assert hook(pg, f"bodyAlive({crate})") is False
+        assert hook(pg, f"screenToBody({xy[0]}, {xy[1]})") != crate
+        pg.evaluate(f"window.tumbleViewer.select({crate})")
+        assert pg.inner_text("#info-state") == "removed"
+        assert not errors, errors
+    finally:
+        ctx.close()
+        srv.shutdown()

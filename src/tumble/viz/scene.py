@@ -118,6 +118,7 @@ class SceneData:
         self.color_by = color_by
         a = rec.arrays
         self.n_bodies = rec.body_count
+        self.alive = rec.alive()      # (F, N): spawned and not removed
         self.fixed = np.asarray(a["body_fixed"], bool)
         gt = np.asarray(a["geom_type"], np.int64)
         gb = np.asarray(a["geom_body"], np.int64)
@@ -209,7 +210,7 @@ class SceneData:
         a = self.rec.arrays
         fr = self._sample_frames()
         v = np.linalg.norm(a["frame_linear_velocity"][fr], axis=2)
-        live = (np.arange(self.n_bodies)[None, :] < a["frame_body_count"][fr][:, None]) & ~self.fixed[None, :]
+        live = self.alive[fr] & ~self.fixed[None, :]
         s = v[live]
         return max(float(np.percentile(s, 99.0)) if s.size else 0.0, 1e-3)
 
@@ -251,7 +252,7 @@ class SceneData:
         half[box] = np.einsum("nij,nj->ni", np.abs(R[box]), size[box])
         cap = t == CAPSULE
         half[cap] = np.abs(R[cap][:, :, 2]) * size[cap, 1:2] + size[cap, 0:1]
-        live = b[None, :] < np.asarray(a["frame_body_count"])[f][:, None]
+        live = self.alive[np.asarray(f)][:, b]
         return pos.reshape(k, m, 3), half.reshape(k, m, 3), live
 
     def _bounds(self):
@@ -259,12 +260,11 @@ class SceneData:
         ones (fixed solid bodies included); ``all`` = the dynamic geoms over the whole recording: the
         start box of the dynamic geoms joined with the 0.5 % / 99.5 % quantiles of their AABBs over (up to
         120 evenly spread) frames, so a few bodies flying far away do not shrink the scene to a dot."""
-        counts = np.asarray(self.rec.arrays["frame_body_count"], np.int64)
         solid = np.flatnonzero((self.geom_type != PLANE) & self.drawn)
         dyn = solid[~self.fixed[self.geom_body[solid]]]
         first = 0
         if len(dyn):
-            has = (self.geom_body[dyn][None, :] < counts[:, None]).any(axis=1)
+            has = self.alive[:, self.geom_body[dyn]].any(axis=1)
             first = int(np.argmax(has)) if has.any() else 0
         c0, h0, l0 = self.geom_extents(np.array([first]), solid)
         if not l0.any():
@@ -281,7 +281,7 @@ class SceneData:
             lo, hi = np.quantile(lo_all, 0.005, axis=0), np.quantile(hi_all, 0.995, axis=0)
         else:
             lo, hi = lo_all.min(axis=0), hi_all.max(axis=0)
-        d0 = self.geom_body[dyn] < counts[first]
+        d0 = self.alive[first, self.geom_body[dyn]]
         cd, hd, _ = self.geom_extents(np.array([first]), dyn[d0])
         lo = np.minimum(lo, (cd[0] - hd[0]).min(axis=0))
         hi = np.maximum(hi, (cd[0] + hd[0]).max(axis=0))
@@ -308,7 +308,7 @@ class SceneData:
         qb = a["frame_orientation"][f][b]
         pos = pb + quat_rotate(qb, self.local_pos[geoms])
         quat = quat_mul(qb, self.local_quat[geoms])
-        live = b < int(a["frame_body_count"][f])
+        live = self.alive[f, b]
         return pos, quat, live
 
     def instances(self, f: int, colors: np.ndarray) -> dict[str, np.ndarray]:

@@ -161,6 +161,7 @@ def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
         "frame_step": rec.frame_step.astype(np.int64).tolist(),
         "frame_body_count": rec.frame_body_count.astype(np.int64).tolist(),
         "bodies": [{"id": i, "mass": float(rec.body_mass[i]), "fixed": bool(rec.body_fixed[i]),
+                    "removed_step": int(rec.body_removed_step[i]),
                     "name": str(rec.body_name[i]), "material": str(rec.body_material[i])} for i in range(N)],
         "geoms": [{"body": int(b), "type": int(t), "size": s, "position": p, "orientation": q, "hull": int(h)}
                   for b, t, s, p, q, h in zip(rec.geom_body, rec.geom_type, _floats(rec.geom_size),

@@ -100,6 +100,7 @@ window.tumbleViewer = {
   setFrame: (f) => { if (state.ready) { setPlaying(false); setFrame(f); } },
   select: (id) => state.ready && select(id),
   bodyPosition: (id) => (state.ready ? bodyPosition(id, state.frame) : null),
+  bodyAlive: (id) => (state.ready ? isAlive(id, state.frame) : null), // spawned and not removed now
   bodyScreenPosition: (id) => (state.ready ? bodyScreenPosition(id) : null), // [x, y] CSS pixels in the page
   screenToBody: (x, y) => (state.ready ? pick(x, y) : -1), // body id under CSS pixel (x, y), -1 for none
   // resolves (with renderCount) once everything changed so far is drawn
@@ -314,8 +315,8 @@ function computeFraming() {
   const p = new THREE.Vector3();
   const addBodies = (dynamicOnly) => {
     for (const f of new Set([0, F - 1])) {
-      const alive = rec.frame_body_count[f];
-      for (let b = 0; b < alive; b++) {
+      for (let b = 0; b < rec.frame_body_count[f]; b++) {
+        if (!isAlive(b, f)) continue;
         if (dynamicOnly === rec.bodies[b].fixed) continue;
         if (!dynamicOnly && bodyGeoms[b].every((g) => rec.geoms[g].type === GEOM_PLANE)) continue;
         const o = (f * N + b) * 7;
@@ -340,7 +341,7 @@ function computeFraming() {
   let vmax = 0;
   for (let f = 0; f < F; f++) {
     for (let b = 0; b < rec.frame_body_count[f]; b++) {
-      if (rec.bodies[b].fixed) continue;
+      if (rec.bodies[b].fixed || !isAlive(b, f)) continue;
       const o = (f * N + b) * 6;
       vmax = Math.max(vmax, Math.hypot(velocities[o], velocities[o + 1], velocities[o + 2]));
     }
@@ -467,6 +468,13 @@ function onResize() {
 }
 
 // ------------------------------------------------------------------------------------------ per frame
+// body b is in the world in frame f: spawned, and not removed (World.remove_body) before the frame's step
+function isAlive(b, f) {
+  if (b >= rec.frame_body_count[f]) return false;
+  const gone = rec.bodies[b].removed_step;
+  return gone === undefined || gone < 0 || rec.frame_step[f] < gone;
+}
+
 function bodyPosition(b, f) {
   if (b < 0 || b >= N) return null;
   const o = (f * N + b) * 7;
@@ -475,9 +483,8 @@ function bodyPosition(b, f) {
 
 function applyFrame() {
   const f = state.frame;
-  const alive = rec.frame_body_count[f];
   for (let b = 0; b < N; b++) {
-    hiddenBody[b] = b >= alive || (state.hideSleeping && sleeping[f * N + b] && b !== state.selected) ? 1 : 0;
+    hiddenBody[b] = !isAlive(b, f) || (state.hideSleeping && sleeping[f * N + b] && b !== state.selected) ? 1 : 0;
   }
   const B = new Float32Array(16);
   const one = [1, 1, 1];
@@ -610,8 +617,8 @@ function updateInfo() {
   $('info-mass').textContent = body.fixed ? 'fixed (0 kg)' : `${fmt(body.mass, 6)} kg`;
   $('info-mass').dataset.value = String(body.mass);
   $('info-material').textContent = body.material || '–';
-  const alive = b < rec.frame_body_count[f];
-  $('info-state').textContent = !alive ? 'not spawned yet' : body.fixed ? 'fixed'
+  const alive = isAlive(b, f);
+  $('info-state').textContent = !alive ? (b < rec.frame_body_count[f] ? 'removed' : 'not spawned yet') : body.fixed ? 'fixed'
     : sleeping[f * N + b] ? 'sleeping' : 'awake';
   $('info-position').textContent = vec([frames[o], frames[o + 1], frames[o + 2]], 'm');
   $('info-speed').textContent = `${fmt(Math.hypot(...v), 4)} m/s`;
