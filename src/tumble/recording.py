@@ -239,6 +239,17 @@ class Recording:
     def step_count(self) -> int:
         return int(self.arrays["step_time"].shape[0])
 
+    def world_at(self, frame: int, solver: str | None = None, **settings):
+        """A new ``World`` in the state of ``frame``, ready to step on: the bodies present then (with
+        their shapes, materials, masses, poses, velocities), the joints active then, gravity and its
+        schedule, the settings, time and step count; bodies spawned later are queued again. Solver
+        caches (warm-start impulses, sleep counters) are not in a recording and start empty, so the
+        continuation is close to the original run, not bit-identical (``World.save_state`` is exact).
+        ``solver``/``settings`` override the recorded ones. See ``tumble.resume``."""
+        from tumble.resume import world_at
+
+        return world_at(self, frame, solver, settings)
+
     def alive(self) -> np.ndarray:
         """(F, N) bool: which bodies are in the world in each frame (spawned and not removed)."""
         return alive_mask(self.arrays)
@@ -499,6 +510,13 @@ class Recorder:
         self.geom_rows: list[dict] = []
         self.removed_step: dict[int, int] = {}
         self._geom_count = -1
+        # what Recording.world_at needs to rebuild the world at any frame (tumble.resume)
+        self.world_start = {"gravity": world.gravity.copy(), "settings": asdict(world.settings),
+                            "gravity_schedule": [(t, g.copy()) for t, g in world._gravity_schedule],
+                            "dt": self.dt, "scene": world.scene.name if world.scene is not None else ""}
+        self.body_specs: list[tuple] = []      # (shape, material, (mass, density), fixed, name, time first seen)
+        self.joint_specs: list[tuple] = []     # (definition, its store row, step first seen)
+        self.joint_removed_step: dict[int, int] = {}
         self._bodies_seen()
         self._frame()
 
@@ -510,6 +528,7 @@ class Recorder:
         removed = w.removed if hasattr(w, "removed") else np.zeros(n, bool)
         for i in np.flatnonzero(removed):
             self.removed_step.setdefault(int(i), w.step_count)
+        self._joints_seen()
         if n == len(self.body_info) and w.geoms.count == self._geom_count:
             return
         g = w.geoms
@@ -518,6 +537,9 @@ class Recorder:
         for i in new:
             self.body_info.append((float(w.bodies.body_mass[i]), bool(w.bodies.body_fixed[i]), w._names[i],
                                    w._materials[i].name))
+            mass_args, added = w._body_args[i]
+            self.body_specs.append((w._shapes[i], w._materials[i], mass_args, bool(w.bodies.body_fixed[i]),
+                                    w._names[i], added))
         rows = np.flatnonzero(np.isin(g.geom_body[:ng], new))
         if rows.size:
             self.geom_rows.append({k: getattr(g, k)[rows].copy() for k in (
@@ -543,6 +565,19 @@ class Recorder:
         self.contacts["normal"].append(c.contact_normal[:n].astype(np.float32))
         self.contacts["depth"].append(c.contact_depth[:n].astype(np.float32))
         self.contacts["impulse"].append(c.contact_normal_impulse[:n].astype(np.float32))
+
+    def _joints_seen(self):
+        """Each joint's definition and body-frame store row when first seen; the step from which a
+        removed or broken joint is gone (as for bodies)."""
+        w = self.w
+        js = w.joint_store
+        from tumble.resume import JOINT_DEFINITION_FIELDS
+
+        for j in range(len(self.joint_specs), js.count):
+            row = {k: getattr(js, k)[j].tolist() for k in JOINT_DEFINITION_FIELDS}
+            self.joint_specs.append((w._joints.specs[j], row, w.step_count))
+        for j in np.flatnonzero(~js.joint_active[: js.count]):
+            self.joint_removed_step.setdefault(int(j), w.step_count)
 
     def capture(self):
         """Record the step just taken (counters always, the state every ``every`` steps)."""
@@ -599,6 +634,10 @@ class Recorder:
                 "solver": w.solver, "settings": settings, "dt": self.dt, "every": self.every,
                 "gravity": [float(x) for x in w.gravity], "stage_names": stages,
                 "tumble_version": tumble.__version__}
+        from tumble.resume import world_document
+
+        doc = world_document(self)      # None (and why) for a world a scene file cannot describe
+        meta["world"] = doc
         arrays = {
             "body_mass": np.array([x[0] for x in info], dtype=np.float64).reshape(n),
             "body_fixed": np.array([x[1] for x in info], dtype=bool).reshape(n),

@@ -26,7 +26,7 @@ from tumble._core.state import CoreState
 from tumble._core.step import step as _core_step
 from tumble.errors import BodyError, JointError, SettingsError, SimulationError
 from tumble.joint_registry import JointRegistry
-from tumble.materials import DEFAULT, Material
+from tumble.materials import DEFAULT, DENSITY_MAX, DENSITY_MIN, Material
 from tumble.shapes import Compound, ConvexHull, Plane, Shape
 
 
@@ -95,6 +95,8 @@ class World:
         self._names: list[str] = []
         self._shapes: list[Shape] = []
         self._materials: list[Material] = []
+        # each body's (mass [kg], density [kg/m^3]) as given (one is None) and the time [s] it was added
+        self._body_args: list[tuple] = []
         self._spawns: list[tuple[float, Shape, dict]] = []  # (time, shape, add_body keywords), queue order
         self._gravity_schedule: list[tuple[float, np.ndarray]] = []  # (time, gravity), queue order
         self._joints = JointRegistry(self._core)
@@ -209,8 +211,10 @@ class World:
                 rho = m / vol
             else:
                 rho = material.density if density is None else density
-                if not isinstance(rho, numbers.Real) or not math.isfinite(rho) or rho <= 0.0:
-                    raise BodyError(f"{owner}: field density={density!r} must be finite and > 0")
+                if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not math.isfinite(rho) \
+                        or not DENSITY_MIN <= rho <= DENSITY_MAX:
+                    raise BodyError(f"{owner}: field density={density!r} must be a finite number in "
+                                    f"[{DENSITY_MIN:g}, {DENSITY_MAX:g}] kg/m^3 (tumble.materials)")
                 m = rho * vol
             inertia = rho * inertia
 
@@ -244,6 +248,8 @@ class World:
         self._names.append(name)
         self._shapes.append(shape)
         self._materials.append(material)
+        self._body_args.append(((None, None) if fixed else (m, None) if mass is not None else (None, float(rho)),
+                                self.time))
         return i
 
     def remove_body(self, body: int) -> None:
@@ -544,14 +550,14 @@ class World:
             raise SettingsError(f"restore_state: the snapshot is of solver {state.solver!r}, this world runs "
                                 f"{self.solver!r}")
         parts = copy.deepcopy(state.parts)      # the snapshot stays reusable
-        (self._core, self._joints, self._names, self._shapes, self._materials, self._spawns,
+        (self._core, self._joints, self._names, self._shapes, self._materials, self._body_args, self._spawns,
          self._gravity_schedule, self.events, self.default_dt) = parts
 
     def _snapshot_parts(self) -> tuple:
         # one deepcopy of all parts together keeps their shared references (the joint registry's
         # core state is the world's core state)
-        return (self._core, self._joints, self._names, self._shapes, self._materials, self._spawns,
-                self._gravity_schedule, self.events, self.default_dt)
+        return (self._core, self._joints, self._names, self._shapes, self._materials, self._body_args,
+                self._spawns, self._gravity_schedule, self.events, self.default_dt)
 
     def state_hash(self) -> str:
         """SHA-256 (hex) of the dynamic state: every body's position, orientation, linear and angular

@@ -146,7 +146,7 @@ def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
     for h in range(H):
         v, t = rec.hull(h)
         hulls.append({"vertices": _floats(v), "triangles": np.asarray(t, dtype=np.int64).tolist()})
-    meta = {k: v for k, v in rec.meta.items()}
+    meta = {k: v for k, v in rec.meta.items() if k != "world"}   # the world description serves world_at only
     doc = {
         "format": "tumble-viewer",
         "version": 1,
