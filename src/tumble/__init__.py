@@ -23,6 +23,7 @@ from tumble.errors import (
 )
 from tumble.joints import Ball, Distance, Fixed, Hinge, Joint, JointBreak, JointReaction, Motor, Slider
 from tumble.materials import Material
+from tumble.nonfinite import BodyQuarantined
 from tumble.recording import Recording
 from tumble.scenefile import load_scene, save_scene
 from tumble.settings import ImpulseSettings, PGSSettings, ShockSettings
@@ -51,8 +52,8 @@ __all__ = [
     "World", "WorldState", "Contacts", "Shape", "Sphere", "Box", "Capsule", "Plane", "ConvexHull", "Compound",
     "Material",
     "materials", "scenes", "PGSSettings", "ShockSettings", "ImpulseSettings", "TumbleError", "ShapeError", "BodyError",
-    "MaterialError",
-    "SettingsError", "SceneError", "RecordingError", "SimulationError", "JointError", "Joint", "Ball", "Hinge",
+    "MaterialError", "BodyQuarantined", "SettingsError", "SceneError", "RecordingError", "SimulationError",
+    "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
     "solvers", "__version__",
 ]

@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tumble import nonfinite
+from tumble._core.dynamics.integrate import copy_body_state
 from tumble._core.math3d import quat_to_matrices, quat_to_matrix_py
 from tumble._core.removal import remove_body as remove_core_body
 from tumble._core.solvers import registry
@@ -100,7 +102,8 @@ class World:
         self._spawns: list[tuple[float, Shape, dict]] = []  # (time, shape, add_body keywords), queue order
         self._gravity_schedule: list[tuple[float, np.ndarray]] = []  # (time, gravity), queue order
         self._joints = JointRegistry(self._core)
-        self.events: list = []  # events of the last step (tumble.joints.JointBreak)
+        self.events: list = []  # events of the last step (tumble.BodyQuarantined, tumble.joints.JointBreak)
+        self._on_nonfinite = "raise"
 
     # ------------------------------------------------------------------ the core state, forwarded
     @property
@@ -410,13 +413,49 @@ class World:
             self._spawns = [s for s in self._spawns if self.time < s[0] - 1e-9]
             for _t, shape, kw in due:
                 self.add_body(shape, **kw)
-        bad = _core_step(self._core, float(dt))
-        if bad >= 0:
-            b = self.bodies
-            raise SimulationError(f"body {bad} ({self.body_name(bad)!r}) has a non-finite state after step "
-                                  f"{self.step_count + 1}: position={b.body_position[bad].tolist()}, "
-                                  f"velocity={b.body_linear_velocity[bad].tolist()}")
-        self.events = self._joints.break_overloaded()
+        core, b = self._core, self.bodies
+        keep = core.rollback_copy()          # the bodies' state before the step (tumble.nonfinite)
+        copy_body_state(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
+                        *keep, b.count)
+        quarantined = []
+        for attempt in range(nonfinite.MAX_RETRIES + 1):
+            if _core_step(core, float(dt)) < 0:
+                break
+            # a non-finite body: roll the step back, then name (raise) or freeze (quarantine) its origin
+            after = nonfinite.nonfinite_bodies(b)
+            copy_body_state(*keep, b.body_position, b.body_orientation, b.body_linear_velocity,
+                            b.body_angular_velocity, b.count)
+            nonfinite.forget_caches(core)
+            culprits = nonfinite.origins(b, float(dt), core.gravity, after)
+            if self._on_nonfinite == "raise" or attempt == nonfinite.MAX_RETRIES:
+                i, why = culprits[0]
+                more = f" (and {len(culprits) - 1} more bodies)" if len(culprits) > 1 else ""
+                raise SimulationError(
+                    f"body {i} ({self._names[i]!r}) made step {self.step_count + 1} fail (a state NaN, infinite "
+                    f"or beyond {nonfinite.STATE_LIMIT:g}): {why}{more}. "
+                    "The step was rolled back: the world is as it was before it (World.on_nonfinite = "
+                    "'quarantine' freezes such bodies and goes on)")
+            for i, why in culprits:
+                nonfinite.freeze(core, i)
+                quarantined.append((i, why))
+        self.events = [nonfinite.BodyQuarantined(i, self._names[i], self.step_count, self.time, why)
+                       for i, why in quarantined] + self._joints.break_overloaded()
+        if quarantined:
+            core.solver.state_changed()
+
+    @property
+    def on_nonfinite(self) -> str:
+        """What a step does when a body's state becomes non-finite: ``"raise"`` (default) a
+        ``SimulationError`` naming the body it started in, or ``"quarantine"``: freeze that body where
+        it was (fixed, still solid), report it in ``events`` (``tumble.BodyQuarantined``) and go on.
+        Either way the failed step is rolled back first (``tumble.nonfinite``)."""
+        return self._on_nonfinite
+
+    @on_nonfinite.setter
+    def on_nonfinite(self, mode: str) -> None:
+        if mode not in nonfinite.MODES:
+            raise SettingsError(f"World: field on_nonfinite={mode!r} must be one of {list(nonfinite.MODES)}")
+        self._on_nonfinite = mode
 
     def run(self, seconds: float, dt: float | None = None, *, progress: bool = False, record: str | None = None,
             record_every: int = 1, callback=None) -> dict:

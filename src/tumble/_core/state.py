@@ -65,7 +65,17 @@ class CoreState:
         self.merit_history = np.zeros(0)
         self.time = 0.0
         self.step_count = 0
+        self._rollback = None
         self.solver = registry.solver_class(solver_name)(self)
+
+    def rollback_copy(self) -> tuple:
+        """Scratch for the bodies' state before a step (position, orientation, linear and angular
+        velocity, each sized to the body store's capacity): ``World.step`` rolls a failed step back
+        with it (``tumble.nonfinite``)."""
+        cap = self.bodies.capacity
+        if self._rollback is None or self._rollback[0].shape[0] < cap:
+            self._rollback = (np.zeros((cap, 3)), np.zeros((cap, 4)), np.zeros((cap, 3)), np.zeros((cap, 3)))
+        return self._rollback
 
     @property
     def hull_arrays(self):

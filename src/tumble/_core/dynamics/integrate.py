@@ -166,18 +166,24 @@ def integrate_positions(body_position, body_orientation, body_linear_velocity, b
         body_orientation[i, 3] = nz * inv
 
 
+#: [m, m/s, rad/s] beyond this a body's state counts as lost like a NaN (tumble.nonfinite.STATE_LIMIT
+#: explains the figure); the comparison ``not |x| <= limit`` is also true for NaN
+STATE_LIMIT = 1e100
+
+
 @kernel
 def first_nonfinite_body(body_position, body_orientation, body_linear_velocity, body_angular_velocity, count):
-    """Index of the first body with a NaN/Inf in its state, or -1 (the quarantine check)."""
+    """Index of the first body whose state is NaN, infinite or beyond ``STATE_LIMIT``, or whose
+    quaternion is no rotation; -1 for none (the check behind World.on_nonfinite)."""
     for i in range(count):
-        s = 0.0
         for k in range(3):
-            s += body_position[i, k] + body_linear_velocity[i, k] + body_angular_velocity[i, k]
+            if not (abs(body_position[i, k]) <= STATE_LIMIT and abs(body_linear_velocity[i, k]) <= STATE_LIMIT
+                    and abs(body_angular_velocity[i, k]) <= STATE_LIMIT):
+                return i
         q2 = 0.0
         for k in range(4):
-            s += body_orientation[i, k]
             q2 += body_orientation[i, k] * body_orientation[i, k]
-        if not math.isfinite(s) or not q2 > 0.5:    # a zero (or NaN) quaternion is no orientation
+        if not (q2 > 0.5 and q2 < 2.0):    # a zero, NaN or overflowing quaternion is no orientation
             return i
     return -1
 
@@ -232,3 +238,17 @@ def finish_bodies(body_position, body_orientation, body_linear_velocity, body_an
         if contact_depth[c] > deepest:
             deepest = contact_depth[c]
     return -1, deepest
+
+
+@kernel
+def copy_body_state(src_position, src_orientation, src_linear_velocity, src_angular_velocity, dst_position,
+                    dst_orientation, dst_linear_velocity, dst_angular_velocity, count):
+    """Copy the first ``count`` bodies' position, orientation and velocities (13 doubles each): the
+    step's rollback copy (``tumble.nonfinite``) is taken and written back with it."""
+    for i in range(count):
+        for k in range(3):
+            dst_position[i, k] = src_position[i, k]
+            dst_linear_velocity[i, k] = src_linear_velocity[i, k]
+            dst_angular_velocity[i, k] = src_angular_velocity[i, k]
+        for k in range(4):
+            dst_orientation[i, k] = src_orientation[i, k]
