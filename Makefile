@@ -10,7 +10,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
-	bench-fixed-cost lint \
+	bench-fixed-cost bench-soak lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -84,6 +84,12 @@ bench: peers warm system-deps
 # with a busy core: benchmarks/results/<machine>/fixed_cost.md (~2 min)
 bench-fixed-cost: peers warm
 	$(BIN)/python benchmarks/fixed_cost.py
+
+# soak: pile1000 for 10^5 steps under every solver, memory and energy bounded (hours on 2 cores;
+# SOAK_STEPS=10000 for a shorter run): benchmarks/results/<machine>/soak.md
+SOAK_STEPS ?= 100000
+bench-soak: warm
+	$(BIN)/python benchmarks/soak.py --steps $(SOAK_STEPS)
 
 # the impulse thesis' experiments (004 §5.1-5.6): benchmarks/results/<machine>/impulse.md + PNGs (~7 min)
 bench-impulse: peers warm

@@ -1,0 +1,139 @@
+"""Soak test (issue 17): a long run of `pile1000` (1000 spheres in an open box) under each solver,
+checking that memory and energy stay bounded. Writes benchmarks/results/<machine>/soak.md and .json.
+
+    .venv/bin/python benchmarks/soak.py [--steps N] [--solvers pgs,shock] [--quick]
+
+Every ``--sample`` steps it records the process's resident memory (``/proc/self/statm``; the peak from
+``resource``), the world's total energy (kinetic + potential) [J], its kinetic energy, the deepest
+overlap and the wall time. Verdicts per solver:
+
+* memory bounded: resident memory grows by less than ``MEMORY_SLACK_MB`` from the sample at 10 % of
+  the run to the end (the first steps load and compile the solver's kernels and grow the stores to the
+  pile's contact count; a leak of one small array per step would add > 100 MB over 10^5 steps);
+* energy bounded: the total energy never exceeds its start (the pile only falls and dissipates) by
+  more than ``ENERGY_SLACK`` of the initial potential energy above the floor, and the kinetic energy
+  at the end is below ``REST_KE_J`` (the pile has come to rest);
+* every state finite (a ``SimulationError`` ends the solver's run and is reported).
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.report import (  # noqa: E402
+    benchmark_arguments,
+    log,
+    md_table,
+    run_meta,
+    setup_lines,
+    start_run,
+    write_json,
+    write_markdown,
+)
+
+import tumble as tb  # noqa: E402
+
+#: [MB] allowed growth of resident memory from 10 % of the run to its end
+MEMORY_SLACK_MB = 20.0
+#: allowed rise of the total energy above its start, as a fraction of the pile's potential energy
+#: above its resting floor (E0 - E_floor); 0.01 = 1 %
+ENERGY_SLACK = 0.01
+#: [J] kinetic energy below which the 1000-sphere pile (about 4.2 kg each) counts as at rest
+REST_KE_J = 1.0
+
+
+def rss_mb() -> float:
+    """Resident set size of this process now [MB]."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
+def soak(solver: str, steps: int, sample: int) -> dict:
+    w = tb.scenes.build("pile1000", solver=solver)
+    dt = w.default_dt
+    e0 = w.total_energy()
+    # the floor of the potential energy: every sphere resting on the ground (centre at z = r)
+    m = w.masses
+    r = 0.1
+    e_floor = float(np.sum(m) * 9.81 * r)
+    rows = []
+    t0 = time.perf_counter()
+    error = ""
+    for k in range(steps + 1):
+        if k % sample == 0:
+            rows.append({"step": k, "wall_s": time.perf_counter() - t0, "rss_mb": rss_mb(),
+                         "energy_j": w.total_energy(), "kinetic_j": w.kinetic_energy(),
+                         "max_penetration_m": float(w.counters.get("max_penetration", 0.0))})
+            if k and k % (10 * sample) == 0:
+                log(f"{solver}: step {k}/{steps}, {rows[-1]['wall_s']:.0f} s, rss {rows[-1]['rss_mb']:.1f} MB, "
+                    f"E {rows[-1]['energy_j']:.1f} J, KE {rows[-1]['kinetic_j']:.3g} J")
+        if k == steps:
+            break
+        try:
+            w.step(dt)
+        except tb.SimulationError as e:
+            error = str(e)
+            break
+    wall = time.perf_counter() - t0
+    rss = np.array([x["rss_mb"] for x in rows])
+    energy = np.array([x["energy_j"] for x in rows])
+    base = min(len(rss) // 10, len(rss) - 1)       # the sample at 10 % of the run
+    growth = float(rss[-1] - rss[base])
+    rise = float(np.max(energy) - e0)
+    ok_memory = growth < MEMORY_SLACK_MB
+    ok_energy = rise <= ENERGY_SLACK * (e0 - e_floor) and rows[-1]["kinetic_j"] < REST_KE_J
+    return {"solver": solver, "steps": rows[-1]["step"], "dt": dt, "seconds": rows[-1]["step"] * dt, "wall_s": wall,
+            "ms_per_step": 1000.0 * wall / max(rows[-1]["step"], 1), "rss_first_mb": float(rss[base]),
+            "rss_last_mb": float(rss[-1]), "rss_growth_mb": growth, "peak_rss_mb":
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "energy_start_j": e0,
+            "energy_floor_j": e_floor, "energy_max_rise_j": rise, "kinetic_end_j": rows[-1]["kinetic_j"],
+            "max_penetration_end_m": rows[-1]["max_penetration_m"], "memory_bounded": ok_memory,
+            "energy_bounded": ok_energy, "error": error, "samples": rows}
+
+
+def main(argv=None) -> int:
+    ap = benchmark_arguments(__doc__, "1000 steps per solver (a smoke run)", "Numba threads (default: all)")
+    ap.add_argument("--steps", type=int, default=100_000, help="steps per solver (default 10^5)")
+    ap.add_argument("--sample", type=int, default=None, help="steps between samples (default steps / 100)")
+    ap.add_argument("--solvers", default=",".join(s["name"] for s in tb.solvers()), help="comma-separated")
+    args = ap.parse_args(argv)
+    start = start_run(args)
+    steps = 1000 if args.quick else int(args.steps)
+    sample = args.sample or max(1, steps // 100)
+    results = []
+    for solver in args.solvers.split(","):
+        log(f"soak: {solver}, {steps} steps of pile1000")
+        results.append(soak(solver, steps, sample))
+    meta = run_meta(start, "benchmarks/soak.py", argv if argv is not None else sys.argv[1:], args.quick,
+                    steps=steps, sample=sample)
+    table = [[r["solver"], str(r["steps"]), f"{r['seconds']:.0f}", f"{r['ms_per_step']:.2f}",
+              f"{r['rss_first_mb']:.0f} -> {r['rss_last_mb']:.0f}", f"{r['rss_growth_mb']:+.1f}",
+              f"{r['energy_start_j']:.0f}", f"{r['energy_max_rise_j']:+.2f}", f"{r['kinetic_end_j']:.3g}",
+              f"{1000 * r['max_penetration_end_m']:.1f}",
+              "yes" if r["memory_bounded"] else "**no**", "yes" if r["energy_bounded"] else "**no**",
+              r["error"][:80] or "-"] for r in results]
+    lines = ["# Soak: pile1000 for many steps under each solver (issue 17)", "",
+             *setup_lines(meta, "1000 steps"), "",
+             f"1000 spheres (r 0.1 m) dropped into a 2 x 2 m box, dt 1/60 s, {steps} steps per solver; a sample "
+             f"every {sample} steps. Memory: resident set at 10 % of the run -> at the end (bounded: grows "
+             f"< {MEMORY_SLACK_MB:g} MB). Energy: total (kinetic + potential) at the start and its largest rise "
+             f"above it (bounded: rise <= {100 * ENERGY_SLACK:g} % of the start's potential energy above the "
+             f"resting floor, and kinetic energy at the end < {REST_KE_J:g} J).", "",
+             md_table(["solver", "steps", "simulated s", "ms/step", "RSS MB", "RSS growth MB", "E start J",
+                       "max E rise J", "KE end J", "depth end mm", "memory bounded", "energy bounded", "error"],
+                      table)]
+    write_markdown(start.out / "soak.md", lines)
+    write_json(start.out / "soak.json", {"meta": meta, "results": results})
+    log(f"wrote {start.out / 'soak.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
