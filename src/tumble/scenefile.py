@@ -1237,10 +1237,16 @@ def loads_scene(text: str, kind: str, source: str = "<string>") -> SceneSpec:
 def load_scene(path) -> SceneSpec:
     """Read the scene file ``path`` (``.toml`` or ``.json``, by extension) into a :class:`SceneSpec`.
     The scene's name defaults to the file name without its extension; a ``[scene] solver`` becomes
-    the spec's ``solver`` attribute. Raises :class:`SceneError` for a bad file (OSError if unreadable)."""
+    the spec's ``solver`` attribute. Raises :class:`SceneError` for a bad, missing or unreadable file."""
     p = Path(path)
     kind = _kind(p)
-    return loads_scene(p.read_text(encoding="utf-8"), kind, str(path))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SceneError(f"{path}: no such scene file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SceneError(f"{path}: cannot read the scene file ({type(e).__name__}: {e})") from None
+    return loads_scene(text, kind, str(path))
 
 
 def save_scene(spec: SceneSpec, path) -> Path:

@@ -52,7 +52,9 @@ def _real(owner: str, name: str, value) -> float:
     try:
         return float(value)
     except (TypeError, ValueError, OverflowError) as e:  # e.g. an int too large for a float
-        raise ShapeError(f"{owner}: field {name}={value!r} is not a usable number ({e})") from None
+        text = repr(value)
+        text = text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+        raise ShapeError(f"{owner}: field {name}={text} is not a usable number ({e})") from None
 
 
 def _size(owner: str, name: str, value) -> float:
