@@ -13,7 +13,6 @@ fired into it and it collapses. Writes into <out> (default ``demo/``):
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -36,6 +35,7 @@ def main(argv=None) -> int:
 
     from tumble import scenes
     from tumble.cli import run_scene
+    from tumble.recording import strict_json
     from tumble.viz.plots import plot
     from tumble.viz.render import render
 
@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     metrics = run_scene(a.scene, a.solver, seconds=a.seconds, record=str(record), record_every=every,
                         progress=True)
     t_run = time.perf_counter() - t0
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=float))
+    (out / "metrics.json").write_text(strict_json(metrics, indent=2))   # RFC 8259 (no Infinity / NaN tokens)
     print(f"  {metrics['steps']} steps in {metrics['wall_s']:.1f} s ({metrics['ms_per_step']:.1f} ms/step), "
           f"max penetration {metrics['max_penetration'] * 1000:.1f} mm, "
           f"pre-impact drift {metrics.get('pre_spawn_max_drift', float('nan')) * 1000:.3f} mm", flush=True)

@@ -100,6 +100,7 @@ def run_scene(name: str, solver: str | None = None, seconds: float | None = None
 
 def main(argv=None) -> int:
     from tumble.errors import TumbleError
+    from tumble.recording import strict_json
 
     p = argparse.ArgumentParser(prog="tumble", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -156,7 +157,7 @@ def main(argv=None) -> int:
             res = run_scene(a.scene, a.solver, a.seconds, a.dt, a.record, progress=not a.json,
                             params=_parse_params(a.param), record_every=a.record_every)
             if a.json:
-                print(json.dumps(res, default=_jsonable))
+                print(strict_json(res))       # RFC 8259: non-finite numbers as "inf"/"nan" + "nonfinite"
             else:
                 for k, v in res.items():
                     print(f"{k:18s} {v:.6g}" if isinstance(v, float) and math.isfinite(v) else f"{k:18s} {v}")
@@ -207,13 +208,6 @@ def main(argv=None) -> int:
         print(f"tumble: {e}", file=sys.stderr)
         return 2
     return 1
-
-
-def _jsonable(x):
-    try:
-        return x.item()
-    except AttributeError:
-        return str(x)
 
 
 if __name__ == "__main__":

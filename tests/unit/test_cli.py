@@ -40,3 +40,31 @@ def test_console_script_entry_point():
     out = subprocess.run([sys.executable, "-m", "tumble.cli", "run", "mass_ratio", "--seconds", "0.2", "--json"],
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["bodies"] == 3
+
+
+@pytest.mark.parametrize("solver", ["pgs", "shock", "impulse", "jacobi"])
+def test_run_json_is_strict_json_for_every_solver(capsys, solver):
+    """Issue 17: no Infinity / NaN tokens (shock's max_correction is inf; impulse has no merit)."""
+    def refuse(token):
+        raise ValueError(f"non-standard JSON token {token}")
+
+    assert main(["run", "stack10", "--solver", solver, "--seconds", "0.1", "--json", "--param", "count=2"]) == 0
+    res = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert res["solver"] == solver and res["bodies"] == 3
+
+
+def test_run_json_writes_non_finite_metrics_as_strings(capsys, monkeypatch):
+    """A metric that is NaN or infinite (e.g. a realtime factor of a zero-time run) is printed as the
+    string "nan" / "inf" and listed under "nonfinite", never as a bare NaN / Infinity token."""
+    import math
+
+    import tumble.cli as cli
+
+    result = {"scene": "x", "merit": math.nan, "realtime_factor": math.inf}
+    monkeypatch.setattr(cli, "run_scene", lambda *a, **k: result)
+    assert main(["run", "stack10", "--json"]) == 0
+    text = capsys.readouterr().out
+    assert "NaN" not in text and "Infinity" not in text
+    res = json.loads(text)
+    assert res["merit"] == "nan" and res["realtime_factor"] == "inf"
+    assert sorted(res["nonfinite"]) == [["merit"], ["realtime_factor"]]
