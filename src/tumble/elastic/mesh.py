@@ -223,7 +223,7 @@ class TetMesh:
         if not isinstance(surface, trimesh.Trimesh):
             raise ElasticError(f"TetMesh.from_surface needs a trimesh.Trimesh or a path, got {type(surface).__name__}")
         if not surface.is_watertight:
-            raise ElasticError("TetMesh.from_surface: the surface is not closed (watertight); tetgen needs a closed one")
+            raise ElasticError("TetMesh.from_surface: the surface is not closed (watertight); tetgen needs that")
         generator = tetgen.TetGen(np.asarray(surface.vertices, dtype=np.float64),
                                   np.asarray(surface.faces, dtype=np.int32))
         options = {"order": 1, "quality": True, "minratio": float(min_ratio)}
