@@ -50,11 +50,14 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
         for axis in range(3):
             free[3 * system.constrained + axis] = False
 
+    last_ratio = [np.inf]  # volume ratio of the last valid iterate
+
     def objective(x):
         forces = np.zeros_like(x)
         energy, ratio, _ = system._forces(t + h, x, v0, forces, with_viscosity=False)
         if not ratio > 0.0:
             return np.inf, None
+        last_ratio[0] = ratio
         d = (x - inertial).ravel()
         md = system._mass_kron @ d
         value = 0.5 * float(d @ md) / (h * h) - float(np.sum((gravity_force + visc) * x)) + energy
@@ -108,6 +111,8 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
         if step * float(np.abs(direction).max()) <= system.newton_tol:
             converged = True
             break
+    objective(x)
+    system._stage_min_ratio = min(system._stage_min_ratio, last_ratio[0])
     v1 = (x - x0) / h
     if fixed_velocity is not None:
         v1[system.constrained] = fixed_velocity

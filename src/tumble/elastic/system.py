@@ -130,6 +130,11 @@ class ElasticSystem:
         self._projector = (LagrangeProjector(self.mass, self.constrained)
                            if len(self.constrained) and constraint_method == "lagrange" else None)
 
+        if len(self.constrained):  # start the constrained vertices on their trajectories (position and velocity)
+            target, target_velocity, _ = self._constraint_targets(0.0)
+            self.positions[self.constrained] = target
+            self.velocities[self.constrained] = target_velocity
+
         # --- contact springs (§7.2), one per vertex at most
         n = len(self.positions)
         self.plane_normal = np.array([0.0, 0.0, 1.0])
@@ -271,6 +276,20 @@ class ElasticSystem:
                                         self.tet_shear, self._hessian_rows, self._hessian_cols, self._hessian_values)
 
     # ------------------------------------------------------------------ stepping
+    def solve_static(self, pseudo_step: float = 1e4) -> bool:
+        """Move to the static equilibrium under gravity, constraints and live springs: one backward Euler step
+        of ``pseudo_step`` s from rest, whose inertia term M / h^2 is then a negligible regularization of
+        Newton's minimization of the potential energy. Velocities are set to zero, time is unchanged.
+        Return whether Newton converged."""
+        x1, _, _, converged, iterations = backward_euler_step(self, self.time, self.positions,
+                                                              np.zeros_like(self.velocities), pseudo_step)
+        self.newton_iterations += iterations
+        if converged is None:
+            raise SimulationError("ElasticSystem.solve_static: no valid (non-inverted) equilibrium found")
+        self.positions = np.ascontiguousarray(x1)
+        self.velocities = np.zeros_like(x1)
+        return bool(converged)
+
     def advance(self, t: float) -> None:
         """Step until time t (s)."""
         if t > self.time:
