@@ -8,10 +8,11 @@ incremental potential
 
 (Psi: elastic energy, F_g = M 1 g: gravity, springs: contact and constraint springs). Newton minimizes E with
 its exact sparse Hessian M/h^2 + d^2 Psi/dx^2 (hessian.py) + spring stiffnesses, solved by sparse LU
-(scipy ``splu``) on the free degrees of freedom, and a backtracking (Armijo) line search on E, which is +inf
-where a tet has J <= 0: no accepted iterate is inverted. Where the Hessian is indefinite (strong
-compression) and the Newton direction is not a descent direction, the mass-matrix direction -h^2 M^-1 dE/dx
-is used instead.
+(scipy ``splu``; constrained degrees of freedom as identity rows, sparse_pattern.py), reusing the factors
+for chord steps while the updates shrink at least fourfold per iteration, and a backtracking (Armijo) line
+search on E, which is +inf where a tet has J <= 0: no accepted iterate is inverted. Where the Hessian is
+indefinite (strong compression) and the Newton direction is not a descent direction, the mass-matrix
+direction -h^2 M^-1 dE/dx is used instead.
 
 Approximations (documented): the viscous force is taken explicitly at (x0, v0) (F_visc constant over the
 step) and the dissipated energy booked is h F_visc . v1 (sign: loss); backward Euler itself damps (it does
@@ -22,7 +23,6 @@ prescribed p(t + h), which is what the multipliers enforce.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from tumble.elastic.viscosity import viscous_forces
@@ -30,6 +30,8 @@ from tumble.elastic.viscosity import viscous_forces
 #: Armijo sufficient-decrease constant and line-search halvings
 ARMIJO = 1e-4
 MAX_HALVINGS = 40
+#: Newton reuses its LU factors (a chord step) while each update is below this fraction of the previous one
+REFACTOR_RATIO = 0.25
 
 
 def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: float):
@@ -41,14 +43,11 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
         viscous_forces(x0, v0, system.tets, system.tet_bulk_viscosity, system.tet_shear_viscosity, visc)
     inertial = x0 + h * v0
     gravity_force = system.mass.lumped[:, None] * system.gravity[None, :]
-    free = np.ones(3 * n, dtype=bool)
     x = inertial.copy()
     fixed_velocity = None
     if system._projector is not None:
         target, fixed_velocity, _ = system._constraint_targets(t + h)
         x[system.constrained] = target
-        for axis in range(3):
-            free[3 * system.constrained + axis] = False
 
     last_ratio = [np.inf]  # volume ratio of the last valid iterate
 
@@ -76,28 +75,27 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
     spring_diagonal[system.spring_alive] = system.contact_stiffness
     if system.constraint_method == "springs" and len(system.constrained):
         spring_diagonal[system.constrained] += system.constraint_stiffness
-    base = (system._mass_kron / (h * h) + sp.diags(spring_diagonal.ravel())).tocsc()
+    pattern = system.hessian_pattern()
+    gradient[pattern.fixed] = 0.0
     converged = False
     iterations = 0
+    factors = None
+    previous_update = np.inf
     for iterations in range(1, system.max_newton + 1):
-        if not system.hessian_triplets(x):
-            return x0, v0, 0.0, None, iterations
-        stiffness = sp.coo_matrix((system._hessian_values, (system._hessian_rows, system._hessian_cols)),
-                                  shape=(3 * n, 3 * n)).tocsc()
-        hessian = (base + stiffness)[free][:, free].tocsc()
-        g_free = gradient[free]
-        direction = np.zeros(3 * n)
-        try:
-            direction[free] = -splu(hessian).solve(g_free)
-        except RuntimeError:  # singular: fall back below
-            direction[:] = 0.0
+        if factors is None:
+            if not system.hessian_triplets(x):
+                return x0, v0, 0.0, None, iterations
+            try:
+                factors = splu(pattern.assemble(system._hessian_values, 1.0 / (h * h), spring_diagonal.ravel()))
+            except RuntimeError:  # singular: the fallback direction below
+                factors = None
+        direction = -factors.solve(gradient) if factors is not None else np.full(3 * n, np.nan)
         slope = float(direction @ gradient)
         if not slope < 0.0 or not np.all(np.isfinite(direction)):
-            fallback = -(h * h) * system.mass.solve(gradient.reshape(n, 3))
-            fallback = fallback.ravel()
-            fallback[~free] = 0.0
-            direction = fallback
+            direction = -(h * h) * system.mass.solve(gradient.reshape(n, 3)).ravel()
+            direction[pattern.fixed] = 0.0
             slope = float(direction @ gradient)
+            factors = None
         step = 1.0
         for _ in range(MAX_HALVINGS):
             trial = x + step * direction.reshape(n, 3)
@@ -107,10 +105,16 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
             step *= 0.5
         else:
             break  # no decrease possible at this precision: take x as it is
+        trial_gradient[pattern.fixed] = 0.0
         x, value, gradient = trial, trial_value, trial_gradient
-        if step * float(np.abs(direction).max()) <= system.newton_tol:
+        update = step * float(np.abs(direction).max())
+        if update <= system.newton_tol:
             converged = True
             break
+        # chord steps: keep the factors while the updates shrink fast, refactor when they do not
+        if step < 1.0 or update > REFACTOR_RATIO * previous_update:
+            factors = None
+        previous_update = update
     objective(x)
     system._stage_min_ratio = min(system._stage_min_ratio, last_ratio[0])
     v1 = (x - x0) / h

@@ -144,6 +144,7 @@ class ElasticSystem:
         self._hessian_rows = np.empty(144 * len(self.tets), dtype=np.int64)
         self._hessian_cols = np.empty(144 * len(self.tets), dtype=np.int64)
         self._hessian_values = np.empty(144 * len(self.tets))
+        self._pattern = None
 
         # --- bookkeeping
         self.time = 0.0
@@ -268,6 +269,18 @@ class ElasticSystem:
             _, _, target_acceleration = self._constraint_targets(t)
             self._projector.correct(acceleration, target_acceleration)
         return acceleration, power, True
+
+    def hessian_pattern(self):
+        """The implicit integrator's fixed CSC pattern (sparse_pattern.py), built on first use."""
+        if self._pattern is None:
+            from tumble.elastic.sparse_pattern import HessianPattern
+
+            self.hessian_triplets(self.positions)
+            fixed = (3 * self.constrained[:, None] + np.arange(3)).ravel() if self._projector is not None \
+                else np.zeros(0, dtype=np.int64)
+            self._pattern = HessianPattern(self._hessian_rows.copy(), self._hessian_cols.copy(), self._mass_kron,
+                                           fixed)
+        return self._pattern
 
     def hessian_triplets(self, x: np.ndarray) -> bool:
         from tumble.elastic.hessian import elastic_hessian_triplets
