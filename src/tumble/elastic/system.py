@@ -55,6 +55,11 @@ class ElasticSystem:
     event_u_tolerance      fraction of a step to which crossings are located (default 1e-6).
     constraint_method      "lagrange" (exact multipliers, default) or "springs" (§3.1).
     constraint_stiffness   N/m, stiffness of constraint springs (default 1e5 N/m).
+    max_step               s, largest RKF step; "auto" (default): 3.0 / omega_max, with omega_max^2 the largest
+                           eigenvalue of M^-1 K at rest (power iteration) plus the spring stiffnesses over the
+                           smallest vertex mass. Fehlberg's 5th-order weights are stable on the imaginary axis up
+                           to h omega ~ 3.6 (and slightly amplifying below ~2.9): without a cap the controller lets
+                           h grow until round-off in the stiffest mode has grown to the tolerance. None: no cap.
     newton_tol             m, implicit: Newton stops when the largest update is below it (default 1e-9 m).
     max_newton             implicit: Newton iteration limit per step (default 30).
     """
@@ -63,7 +68,8 @@ class ElasticSystem:
                  tol: float = 1e-4, velocity_error_time: float = 0.01, initial_step: float = 1e-4,
                  min_step: float = 1e-12, contact_stiffness: float = 2e4, contact_time_tolerance: float = 1e-6,
                  event_u_tolerance: float = 1e-6, constraint_method: str = "lagrange",
-                 constraint_stiffness: float = 1e5, newton_tol: float = 1e-9, max_newton: int = 30):
+                 constraint_stiffness: float = 1e5, newton_tol: float = 1e-9, max_newton: int = 30,
+                 max_step: float | str | None = "auto"):
         bodies = list(bodies)
         if not bodies or not all(isinstance(b, ElasticBody) for b in bodies):
             raise ElasticError(f"ElasticSystem.bodies must be a non-empty list of ElasticBody, got {bodies!r}")
@@ -145,6 +151,13 @@ class ElasticSystem:
         self._hessian_cols = np.empty(144 * len(self.tets), dtype=np.int64)
         self._hessian_values = np.empty(144 * len(self.tets))
         self._pattern = None
+
+        if max_step == "auto":
+            max_step = self._stability_step() if integrator == "rkf45" else None
+        elif max_step is not None and (not isinstance(max_step, (int, float)) or not max_step > 0):
+            raise ElasticError(f"ElasticSystem.max_step must be 'auto', None or a number > 0, got {max_step!r}")
+        self.max_step = np.inf if max_step is None else float(max_step)
+        self._h = min(self._h, self.max_step)
 
         # --- bookkeeping
         self.time = 0.0
@@ -270,6 +283,24 @@ class ElasticSystem:
             self._projector.correct(acceleration, target_acceleration)
         return acceleration, power, True
 
+    def _stability_step(self, iterations: int = 30) -> float:
+        """3.0 / omega_max (see ``max_step``): power iteration on M^-1 K at the initial state."""
+        n = len(self.positions)
+        self.hessian_triplets(self.positions)
+        stiffness = sp.coo_matrix((self._hessian_values, (self._hessian_rows, self._hessian_cols)),
+                                  shape=(3 * n, 3 * n)).tocsr()
+        vector = np.random.default_rng(0).standard_normal((n, 3))
+        estimate = 0.0
+        for _ in range(iterations):
+            image = self.mass.solve((stiffness @ vector.ravel()).reshape(n, 3))
+            estimate = float(np.linalg.norm(image) / np.linalg.norm(vector))
+            vector = image / np.linalg.norm(image)
+        springs = self.contact_stiffness if self.floor_z is not None else 0.0
+        if self.constraint_method == "springs" and len(self.constrained):
+            springs += self.constraint_stiffness
+        omega_squared = 1.05 * estimate + springs / float(self.mass.lumped.min())  # 5 %: power iteration is low
+        return 3.0 / math.sqrt(omega_squared)
+
     def hessian_pattern(self):
         """The implicit integrator's fixed CSC pattern (sparse_pattern.py), built on first use."""
         if self._pattern is None:
@@ -334,7 +365,8 @@ class ElasticSystem:
 
     def _substep(self, t_end: float) -> None:
         remaining = t_end - self.time
-        h_control = self._h  # the controller's step: lowered by rejections, not by event or end-of-call cuts
+        # the controller's step: lowered by rejections, not by event or end-of-call cuts
+        h_control = min(self._h, self.max_step)
         h = min(h_control, remaining) if self.integrator == "rkf45" else remaining
         truncated = h < h_control
         for _ in range(10000):
@@ -345,7 +377,7 @@ class ElasticSystem:
             x1, v1, dissipated, error = self._propose(h)
             if not error <= 1.0:
                 self.steps_rejected += 1
-                h = next_step_size(h, error) if self.integrator == "rkf45" else 0.5 * h
+                h = min(next_step_size(h, error), self.max_step) if self.integrator == "rkf45" else 0.5 * h
                 h_control = h
                 h = min(h, remaining)
                 truncated = h < h_control
@@ -372,7 +404,7 @@ class ElasticSystem:
         self.min_volume_ratio = min(self.min_volume_ratio, self._stage_min_ratio)
         if self.integrator == "rkf45":
             proposal = next_step_size(h, error)
-            self._h = max(h_control, proposal) if truncated else proposal
+            self._h = min(self.max_step, max(h_control, proposal) if truncated else proposal)
         if self.floor_z is not None:
             removed, released = remove_pulling_springs(self.positions, self.spring_alive, self.spring_anchor,
                                                        self.contact_stiffness, self.plane_normal)
