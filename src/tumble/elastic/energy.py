@@ -108,11 +108,10 @@ def elastic_forces(positions, tets, rest_inverse, rest_volume, tet_bulk, tet_she
 
 def energy_density(strain: np.ndarray, bulk_modulus: float, shear_modulus: float) -> float:
     """psi(C) of eq. 15 as reconstructed above, J/m^3 (+inf for det C <= 0). Reference, not for hot loops."""
-    d1, _, d3 = invariants(strain)
-    J = float(np.linalg.det(strain))
+    d1 = invariants(strain)[0]
+    J = float(np.linalg.det(strain))  # sqrt(d3) with its sign: an inverted tet is not the mirror of a valid one
     if J <= 0.0:
         return np.inf
-    del d3  # psi uses J = sqrt(d3) with its sign (an inverted tet is not a reflection of a valid one)
     return 0.5 * bulk_modulus * (J + 1.0 / J - 2.0) + 0.5 * shear_modulus * (d1 * J ** (-2.0 / 3.0) - 3.0)
 
 
