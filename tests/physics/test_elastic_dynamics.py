@@ -144,3 +144,18 @@ def test_system_rejects_bad_settings():
         ElasticSystem([body]).step(0.0)
     with pytest.raises(ElasticError, match="vertices"):
         body.pin([999])
+
+
+@pytest.mark.parametrize("integrator", ["rkf45", "implicit"])
+def test_floor_contact_is_located_in_time(integrator):
+    """A body falling from rest with its base 5 cm up meets the floor at t = sqrt(2 h / g) (§6.2: Hermite
+    interpolation of a parabola is exact, the step is cut at the crossing): the springs are tied then, with
+    the base on the floor."""
+    mesh = TetMesh.box((0.1, 0.1, 0.1), (1, 1, 1))
+    system = ElasticSystem([ElasticBody(mesh, SOFT, position=(0.0, 0.0, 0.1))], floor_z=0.0, integrator=integrator)
+    while system.last_tie_time is None:
+        system.step(1e-3)
+    # RKF integrates the parabola exactly; backward Euler's fall is off by O(dt)
+    assert system.last_tie_time == pytest.approx(np.sqrt(2 * 0.05 / 9.81), abs=1e-6 if integrator == "rkf45" else 1e-3)
+    assert system.last_tie_gap < 1e-7
+    assert system.springs_created == 4  # the four base corners, at once

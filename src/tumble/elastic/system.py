@@ -167,6 +167,8 @@ class ElasticSystem:
         self.event_truncations = 0
         self.springs_created = 0
         self.springs_removed = 0
+        self.last_tie_time = None  # s, when contact springs were last tied (§6: the located event time)
+        self.last_tie_gap = None  # m, largest |height above the floor| of the vertices tied then
         self.newton_iterations = 0
         self.newton_unconverged = 0
         self.derivative_evaluations = 0
@@ -420,3 +422,5 @@ class ElasticSystem:
         self.spring_anchor[ties] = anchors
         self.spring_alive[ties] = True
         self.springs_created += len(ties)
+        self.last_tie_time = self.time
+        self.last_tie_gap = float(np.abs(self.positions[ties, 2] - self.floor_z).max())
