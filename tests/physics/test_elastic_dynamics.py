@@ -159,3 +159,20 @@ def test_floor_contact_is_located_in_time(integrator):
     assert system.last_tie_time == pytest.approx(np.sqrt(2 * 0.05 / 9.81), abs=1e-6 if integrator == "rkf45" else 1e-3)
     assert system.last_tie_gap < 1e-7
     assert system.springs_created == 4  # the four base corners, at once
+
+
+def test_implicit_holds_constraints_and_conserves_momentum():
+    pinned = _pendulum("lagrange", integrator="implicit")
+    for _ in range(20):
+        pinned.step(0.005)
+    assert pinned.constraint_violation() == 0.0
+    assert pinned.positions[:, 2].min() < 0.99
+    free = ElasticSystem([_stretched_box(spin=(1.0, -2.0, 3.0), velocity=(0.3, 0.1, -0.2))],
+                         gravity=(0.0, 0.0, 0.0), integrator="implicit")
+    _deform(free)
+    p0 = free.momentum()
+    start = free.energies()["total"]
+    for _ in range(20):
+        free.step(0.01)
+    assert np.abs(free.momentum() - p0).max() <= 1e-9 * np.abs(p0).max()
+    assert free.energies()["total"] < start  # backward Euler damps
