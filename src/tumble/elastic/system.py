@@ -15,6 +15,12 @@ the step is redone with it. After every accepted step the springs that pull are 
 Integrators: ``"rkf45"`` (paper §8.3, adaptive, tolerance ``tol`` in m) and ``"implicit"`` (backward Euler,
 Newton on the incremental potential with the exact sparse Hessian, implicit.py): one step per call of
 ``step(dt)`` unless an event truncates it.
+
+Wiring into World (later): the state is plain SoA arrays (``positions``, ``velocities`` (n, 3), ``tets``
+(m, 4) and the per-tet constants, ``spring_alive`` / ``spring_anchor``), the bodies' rows are contiguous,
+and ``step(dt)`` advances exactly dt, so a World can own one ElasticSystem, step it with its own dt and
+read ``vertices(i)`` / ``energies()`` / ``counters()`` for recordings and metrics; rigid-elastic contact would
+add spring sources next to the floor (contact.py) and crossing conditions next to the plane (events.py).
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from tumble.elastic.constraints import LagrangeProjector
 from tumble.elastic.contact import remove_pulling_springs, spring_forces
 from tumble.elastic.energy import elastic_forces, rest_shape
 from tumble.elastic.events import plane_crossings
+from tumble.elastic.hessian import elastic_hessian_triplets
 from tumble.elastic.implicit import backward_euler_step
 from tumble.elastic.mass import MassSolver, consistent_mass_matrix
 from tumble.elastic.rkf45 import next_step_size, rkf45_attempt
+from tumble.elastic.sparse_pattern import HessianPattern
 from tumble.elastic.viscosity import viscous_forces
 from tumble.errors import ElasticError, SimulationError
 
@@ -306,8 +314,6 @@ class ElasticSystem:
     def hessian_pattern(self):
         """The implicit integrator's fixed CSC pattern (sparse_pattern.py), built on first use."""
         if self._pattern is None:
-            from tumble.elastic.sparse_pattern import HessianPattern
-
             self.hessian_triplets(self.positions)
             fixed = (3 * self.constrained[:, None] + np.arange(3)).ravel() if self._projector is not None \
                 else np.zeros(0, dtype=np.int64)
@@ -316,8 +322,7 @@ class ElasticSystem:
         return self._pattern
 
     def hessian_triplets(self, x: np.ndarray) -> bool:
-        from tumble.elastic.hessian import elastic_hessian_triplets
-
+        """Fill the Hessian triplet buffers at positions x (hessian.py); False if some tet is inverted."""
         return elastic_hessian_triplets(x, self.tets, self.rest_inverse, self.rest_volume, self.tet_bulk,
                                         self.tet_shear, self._hessian_rows, self._hessian_cols, self._hessian_values)
 
