@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse.linalg import splu
 
+from tumble.elastic.mass import SYMMETRIC_LU
 from tumble.elastic.viscosity import viscous_forces
 
 #: Armijo sufficient-decrease constant and line-search halvings
@@ -86,7 +87,8 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
             if not system.hessian_triplets(x):
                 return x0, v0, 0.0, None, iterations
             try:
-                factors = splu(pattern.assemble(system._hessian_values, 1.0 / (h * h), spring_diagonal.ravel()))
+                factors = splu(pattern.assemble(system._hessian_values, 1.0 / (h * h), spring_diagonal.ravel()),
+                               **SYMMETRIC_LU)
             except RuntimeError:  # singular: the fallback direction below
                 factors = None
         direction = -factors.solve(gradient) if factors is not None else np.full(3 * n, np.nan)
