@@ -43,15 +43,18 @@ class VertexConstraint:
         k = len(self.vertices)
         p = _checked(self.trajectory(t), k, "trajectory", t)
         h = TRAJECTORY_DIFFERENCE_STEP
+        ahead = behind = None
+        if self.velocity is None or self.acceleration is None:
+            ahead = _checked(self.trajectory(t + h), k, "trajectory", t + h)
+            behind = _checked(self.trajectory(t - h), k, "trajectory", t - h)
         if self.velocity is not None:
             v = _checked(self.velocity(t), k, "velocity", t)
         else:
-            v = (_checked(self.trajectory(t + h), k, "trajectory", t + h)
-                 - _checked(self.trajectory(t - h), k, "trajectory", t - h)) / (2.0 * h)
+            v = (ahead - behind) / (2.0 * h)
         if self.acceleration is not None:
             a = _checked(self.acceleration(t), k, "acceleration", t)
         else:
-            a = (self.trajectory(t + h) - 2.0 * p + self.trajectory(t - h)) / (h * h)
+            a = (ahead - 2.0 * p + behind) / (h * h)
         return p, v, a
 
 
