@@ -5,7 +5,7 @@ import pytest
 
 from tumble.elastic import TetMesh
 from tumble.elastic.energy import rest_shape
-from tumble.elastic.events import _MAX_DEPTH, first_crossing, plane_crossings
+from tumble.elastic.events import _MAX_DEPTH, first_crossing, plane_crossings, trajectory_boxes, triangle_boxes
 from tumble.elastic.mass import MassSolver, consistent_mass_matrix
 
 RHO = 1200.0
@@ -65,3 +65,25 @@ def test_plane_crossing_of_a_falling_vertex_is_exact():
     assert out[1] == 2.0
     first = plane_crossings(xa, va, xb, vb, dt, np.array([0.0, 0.0, 1.0]), 0.0, np.array([True, False]), 1e-12, out)
     assert first == 2.0
+
+
+def test_trajectory_boxes_enclose_the_hermite_path():
+    rng = np.random.default_rng(4)
+    n, dt = 50, 0.3
+    xa, va = rng.standard_normal((n, 3)), rng.standard_normal((n, 3))
+    xb, vb = xa + dt * va + 0.1 * rng.standard_normal((n, 3)), va + rng.standard_normal((n, 3))
+    boxes = np.empty((n, 6))
+    trajectory_boxes(xa, va, xb, vb, dt, boxes)
+    for u in np.linspace(0.0, 1.0, 41):
+        # cubic Hermite basis on [0, 1] with tangents scaled by dt
+        h00, h10, h01, h11 = 2 * u**3 - 3 * u**2 + 1, u**3 - 2 * u**2 + u, -2 * u**3 + 3 * u**2, u**3 - u**2
+        p = h00 * xa + h10 * dt * va + h01 * xb + h11 * dt * vb
+        assert np.all(p >= boxes[:, :3] - 1e-12) and np.all(p <= boxes[:, 3:] + 1e-12)
+    # uniform motion: the box is exactly the segment's box
+    trajectory_boxes(xa, va, xa + dt * va, va, dt, boxes)
+    end = xa + dt * va
+    assert np.allclose(boxes[:, :3], np.minimum(xa, end)) and np.allclose(boxes[:, 3:], np.maximum(xa, end))
+    triangles = np.array([[0, 1, 2], [3, 4, 5]])
+    out = np.empty((2, 6))
+    triangle_boxes(triangles, boxes, out)
+    assert np.allclose(out[0, :3], boxes[:3, :3].min(axis=0)) and np.allclose(out[1, 3:], boxes[3:6, 3:].max(axis=0))

@@ -105,3 +105,32 @@ def plane_crossings(positions_a, velocities_a, positions_b, velocities_b, dt, pl
         if u < first:
             first = u
     return first
+
+
+@kernel
+def trajectory_boxes(positions_a, velocities_a, positions_b, velocities_b, dt, boxes):
+    """Axis-aligned box of every vertex's path over the step (§6.3): per axis, the Hermite cubic of the
+    coordinate (eq. 19-21) lies in the convex hull of its Bernstein coefficients, so [min P, max P] bounds
+    it. ``boxes`` (n, 6): min x, y, z then max x, y, z, m. The first step of body-body collision detection
+    (vertex-face and edge-edge pairs whose boxes overlap); the pair tests themselves are later work."""
+    third = dt / 3.0
+    for i in range(positions_a.shape[0]):
+        for c in range(3):
+            p1 = positions_a[i, c]
+            p2 = p1 + third * velocities_a[i, c]
+            p4 = positions_b[i, c]
+            p3 = p4 - third * velocities_b[i, c]
+            boxes[i, c] = min(min(p1, p2), min(p3, p4))
+            boxes[i, 3 + c] = max(max(p1, p2), max(p3, p4))
+
+
+@kernel
+def triangle_boxes(triangles, vertex_boxes, boxes):
+    """Box of every surface triangle's sweep over the step: the union of its vertices' path boxes (§6.3)."""
+    for t in range(triangles.shape[0]):
+        a = triangles[t, 0]
+        b = triangles[t, 1]
+        d = triangles[t, 2]
+        for c in range(3):
+            boxes[t, c] = min(vertex_boxes[a, c], min(vertex_boxes[b, c], vertex_boxes[d, c]))
+            boxes[t, 3 + c] = max(vertex_boxes[a, 3 + c], max(vertex_boxes[b, 3 + c], vertex_boxes[d, 3 + c]))
