@@ -38,3 +38,7 @@ class SimulationError(TumbleError, RuntimeError):
 
 class RecordingError(TumbleError, ValueError):
     """A recording file is missing, unreadable or malformed; the message names the file and array."""
+
+
+class ElasticError(TumbleError, ValueError):
+    """An elastic body, mesh, material or setting is invalid (inverted or sliver tetrahedron, modulus <= 0 ...)."""
