@@ -5,7 +5,10 @@ The row update itself (``rows.sweep_rows``) is shared with the shock solver and 
 
 from __future__ import annotations
 
+import numpy as np
+
 from tumble._core.config import kernel
+from tumble._core.dynamics.integrate import displace_body
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import pgs_sweep, warm_start
 
@@ -45,3 +48,31 @@ def relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, r
     for _ in range(iterations):
         pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
                   row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang)
+
+
+@kernel
+def split_correction(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
+                     row_link, row_mu, row_cfm, row_group, body_position, body_orientation, body_fixed, body_count,
+                     iterations, dt):
+    """Position correction by pseudo-velocities (split impulse, as Bullet's ``splitImpulse``; the
+    position pass of Catto's later work): the Baumgarte part of each row's target,
+    b_pos = row_bias - row_bias_relax (001 eq. 20, capped by max_correction_speed), is solved by PGS
+    sweeps into separate velocities v_p (from zero, own accumulated impulses lambda_p >= 0, the same
+    friction cone), and every dynamic body is displaced by dt v_p (``displace_body``). v_p is then
+    dropped: position correction moves bodies but never enters the real velocities, so separating an
+    overlap cannot release kinetic energy however deep or jammed it is."""
+    bias_p = np.empty(row_count)
+    lam_p = np.zeros(row_count)
+    for r in range(row_count):
+        bias_p[r] = row_bias[r] - row_bias_relax[r]
+    vp_lin = np.zeros((body_count, 3))
+    vp_ang = np.zeros((body_count, 3))
+    for _ in range(iterations):
+        pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, bias_p, row_lo, row_hi, row_link, row_mu,
+                  row_cfm, row_group, lam_p, vp_lin, vp_ang)
+    for i in range(body_count):
+        for k in range(3):
+            vp_lin[i, k] *= dt
+            vp_ang[i, k] *= dt
+        if not body_fixed[i]:
+            displace_body(i, vp_lin, vp_ang, body_position, body_orientation)

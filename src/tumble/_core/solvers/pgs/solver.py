@@ -9,7 +9,7 @@ import numpy as np
 
 from tumble._core import stages
 from tumble._core.contact.rows import store_contact_impulses
-from tumble._core.solvers.pgs.kernels import relax_pgs, solve_pgs
+from tumble._core.solvers.pgs.kernels import relax_pgs, solve_pgs, split_correction
 from tumble._core.solvers.pgs.settings import PGSSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
 
@@ -33,10 +33,12 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
+        split = s.position_correction == "split"
         if r.count == 0:     # nothing to solve: what solve_pgs returns for no rows, without the call
             iters, merit = (1 if s.tolerance > 0.0 else s.iterations), 0.0
-        else:
-            iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
+        else:                # split: the velocity solve has no position feedback (split_correction has it)
+            iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
+                                     r.row_bias_relax if split else r.row_bias, r.row_lo,
                                      r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
                                      b.body_linear_velocity, b.body_angular_velocity, s.iterations, s.tolerance,
                                      history)
@@ -47,7 +49,11 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "integrate", t)
 
         c = core.contacts
-        if s.relax_iterations > 0 and r.count:
+        if split and r.count:
+            split_correction(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax,
+                             r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, b.body_position,
+                             b.body_orientation, b.body_fixed, b.count, s.iterations, dt)
+        elif s.relax_iterations > 0 and r.count:
             relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                       r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                       b.body_angular_velocity, s.relax_iterations)
