@@ -10,7 +10,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
-	bench-fixed-cost bench-soak lint \
+	bench-fixed-cost bench-soak bench-fem lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -90,6 +90,11 @@ bench-fixed-cost: peers warm
 SOAK_STEPS ?= 100000
 bench-soak: warm
 	$(BIN)/python benchmarks/soak.py --steps $(SOAK_STEPS)
+
+# elastic bodies (paper 003): rubber_cylinders, cost per step vs tet count, RKF vs implicit, stiff
+# contact, constraints: benchmarks/results/<machine>/fem.md (~5 min)
+bench-fem: warm
+	$(BIN)/python benchmarks/fem.py
 
 # the impulse thesis' experiments (004 §5.1-5.6): benchmarks/results/<machine>/impulse.md + PNGs (~7 min)
 bench-impulse: peers warm
