@@ -60,7 +60,8 @@ def side_rows(system, triples: Triples, u0: np.ndarray, static_u: np.ndarray, rh
     var = hv[pts]  # (T, 3)
     n_static = 4 * system.n_bodies
     # value of each of the three points at the reference (u0 for dynamic points, fixed for static)
-    ref = np.where((var >= 0)[..., None], u0[np.maximum(var, 0)], static_u[np.maximum(pts - n_static, 0)])
+    static_pad = np.vstack([static_u, np.zeros((1, 2))])  # a valid row to gather from when there is no static body
+    ref = np.where((var >= 0)[..., None], u0[np.maximum(var, 0)], static_pad[np.maximum(pts - n_static, 0)])
     const = np.einsum("ts,tsx,tx->t", w, ref, triples.normal)
     dyn = var >= 0
     tt, ss = np.nonzero(dyn)

@@ -54,8 +54,20 @@ class QPResult:
     status: str
 
 
-def solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings: QPSettings, warm: QPResult | None = None) -> QPResult:
-    """Solve the QP (see module doc). ``warm`` (OSQP only) is a previous result of the same size."""
+def solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings: QPSettings, warm: QPResult | None = None,
+             scale: float = 1.0) -> QPResult:
+    """Solve the QP (see module doc). ``warm`` (OSQP only) is a previous result of the same size.
+
+    ``scale`` is the expected size of x. The solvers' absolute tolerances (and an interior point's x
+    error, about sqrt(gap)) are relative to O(1) numbers; a position step moves points by only
+    g dt^2 ~ 4e-5 m, so the QP is solved in x' = x / scale (objective divided by scale^2, right sides
+    by scale) and mapped back: x = scale x', multipliers y = scale y'."""
+    if not (np.isfinite(scale) and scale > 0):
+        raise SettingsError(f"scale={scale!r}: must be finite and > 0")
+    if scale != 1.0:
+        out = solve_qp(P, q / scale, A_eq, b_eq / scale, A_in, b_in / scale, settings, None if warm is None else
+                       QPResult(warm.x / scale, warm.y_eq / scale, warm.y_in / scale, 0, 0.0, ""), 1.0)
+        return QPResult(out.x * scale, out.y_eq * scale, out.y_in * scale, out.iterations, out.seconds, out.status)
     n = P.shape[0]
     m_eq, m_in = A_eq.shape[0], A_in.shape[0]
     t0 = time.perf_counter()

@@ -116,7 +116,7 @@ def stability(system: BrickSystem, positions: np.ndarray | None = None, *, frict
     zero_hv = np.zeros((len(hulls) * 4, 2))
     a0, (P, q, A_eq, b_eq, A_in, b_in) = acceleration_qp(system, p, np.zeros_like(p), tr, zero_hv,
                                                          np.ones(t, dtype=bool), settings)
-    res = solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings.qp)
+    res = solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings.qp, scale=max(abs(gravity), 1e-12))
     a = a0 + res.x.reshape(-1, 2)
     a_c, alpha = body_motion(system, p, a)
     scale = gravity

@@ -122,7 +122,9 @@ def position_qp(system: BrickSystem, p_prev: np.ndarray, p_cur: np.ndarray, sett
 def step_position(system, p_prev, p_cur, settings: GaussSettings, warm: QPResult | None = None):
     """One step of Fig. 7: returns (p^{l+1} (N, 2), StepInfo)."""
     p_hat, (P, q, A_eq, b_eq, A_in, b_in) = position_qp(system, p_prev, p_cur, settings)
-    res = solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings.qp, warm)
+    # size of the step's correction: gravity's g dt^2 or the last displacement, whichever is larger
+    scale = max(abs(settings.gravity) * settings.dt ** 2, float(np.abs(p_cur - p_prev).max()), 1e-12)
+    res = solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings.qp, warm, scale=scale)
     p_new = p_hat + res.x.reshape(-1, 2)
     return p_new, StepInfo(res.seconds, res.iterations, P.shape[0], A_eq.shape[0] + A_in.shape[0], res)
 
@@ -141,7 +143,9 @@ def velocity_projection(system, p, v, triples, hv_vel, settings, contact):
     A_eq, b_eq, _ = bar_rows(system, p, zero - _bar_rate(system, p, v), system.bar_hard, unit=True)
     sub = _subset(triples, contact)
     A_in, b_in = side_rows(system, sub, v, np.zeros((4 * len(system.static_hulls), 2)), np.zeros(len(sub)))
-    res = solve_qp(mass_matrix(system), np.zeros(2 * len(v)), A_eq.tocsc(), b_eq, A_in.tocsc(), b_in, settings.qp)
+    scale = max(float(np.abs(v).max()), 1e-12)
+    res = solve_qp(mass_matrix(system), np.zeros(2 * len(v)), A_eq.tocsc(), b_eq, A_in.tocsc(), b_in, settings.qp,
+                   scale=scale)
     return v + res.x.reshape(-1, 2)
 
 
@@ -199,7 +203,7 @@ def step_acceleration(system, p, v, settings: GaussSettings):
         rate = _normal_rate(triples, hv_vel)
     contact = touching & (rate <= settings.contact_tol / settings.dt)
     a0, (P, q, A_eq, b_eq, A_in, b_in) = acceleration_qp(system, p, v, triples, hv_vel, contact, settings)
-    res = solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings.qp)
+    res = solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings.qp, scale=max(abs(settings.gravity), 1e-12))
     a = a0 + res.x.reshape(-1, 2)
     v_new = v + a * settings.dt  # (3.1)
     p_new = p + v_new * settings.dt
