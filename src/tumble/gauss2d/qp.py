@@ -111,7 +111,7 @@ def solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings: QPSettings, warm: QPResult 
                polishing=settings.osqp_polish, max_iter=settings.osqp_max_iter, polish_refine_iter=10)
     if warm is not None and settings.warm_start and len(warm.x) == n:
         prob.warm_start(x=warm.x)
-    res = prob.solve()
+    res = prob.solve(raise_error=False)
     status = str(res.info.status)
     if status != "solved":
         raise SimulationError(f"osqp: QP not solved, status={status} ({n} variables, {m_eq + m_in} rows)")
@@ -150,21 +150,31 @@ def polish_kkt(P, q, A_eq, b_eq, A_in, b_in, res: QPResult, active_tol: float, g
 def _polish_on(P, q, A_eq, b_eq, A_in, b_in, res, active, gap_tol, delta, refine):
     import scipy.sparse.linalg as spla
 
-    A = sp.vstack([A_eq, A_in[active]]).tocsc()
+    A = sp.vstack([A_eq, A_in.tocsr()[active]], format="coo")
     b = np.concatenate([b_eq, b_in[active]])
     n, m = P.shape[0], A.shape[0]
-    K0 = sp.bmat([[P, A.T], [A, None]], format="csc")
-    K = (K0 - sp.block_diag([sp.csc_matrix((n, n)), delta * sp.identity(m)])).tocsc()
+    Pc = P.tocoo()
+    # K = [[P, A^T], [A, -delta I]] assembled from COO triplets in one go (bmat is slow for small K)
+    diag = np.arange(n, n + m)
+    K = sp.csc_matrix((np.concatenate([Pc.data, A.data, A.data, np.full(m, -delta)]),
+                       (np.concatenate([Pc.row, A.row + n, A.col, diag]),
+                        np.concatenate([Pc.col, A.col, A.row + n, diag]))), shape=(n + m, n + m))
+    Ac = A.tocsr()
+    AcT = Ac.T.tocsr()
     rhs = np.concatenate([-q, b])
     try:
         lu = spla.splu(K)
     except RuntimeError:
         return None
     z = lu.solve(rhs)
+    last = np.inf
     for _ in range(refine):
-        r = rhs - K0 @ z
-        if np.abs(r).max() <= 1e-15 * max(1.0, np.abs(rhs).max()):
+        # residual against delta = 0: [P x + A^T w, A x] with z = (x, w); stop when it stalls
+        r = rhs - np.concatenate([P @ z[:n] + AcT @ z[n:], Ac @ z[:n]])
+        size = np.abs(r).max()
+        if size <= 1e-14 * max(1.0, np.abs(rhs).max()) or size > 0.5 * last:
             break
+        last = size
         z += lu.solve(r)
     x = z[:n]
     y = -z[n:]
