@@ -98,6 +98,8 @@ def sidedness_triples(hulls: np.ndarray, n_dynamic: int, *, margin: float, tie_t
             verts = hulls[vb]  # (P', 4, 2)
             alpha = np.einsum("pkx,px->pk", verts - ps[:, None, :], ev) / (el * el)[:, None]
             on = (alpha >= -alpha_tol) & (alpha <= 1.0 + alpha_tol)
+            # a vertex farther than the margin beyond the edge cannot reach it within the step
+            on &= dist[p][np.arange(len(p)), c] < margin
             pi, k = np.nonzero(on)
             parts.append(dict(edge_start=4 * eb[pi] + c[pi], edge_end=4 * eb[pi] + (c[pi] + 1) % 4,
                               vertex=4 * vb[pi] + k, alpha=alpha[pi, k], normal=normal[eb[pi], c[pi]],

@@ -118,7 +118,9 @@ def solve_qp(P, q, A_eq, b_eq, A_in, b_in, settings: QPSettings, warm: QPResult 
     y = np.asarray(res.y)
     # OSQP's y is the multiplier of l <= A x <= u with the sign convention y > 0 at the upper bound
     out = QPResult(np.asarray(res.x), -y[:m_eq], -y[m_eq:], int(res.info.iter), 0.0, status)
-    if settings.polish:
+    if settings.osqp_polish and res.info.status_polish == 1:
+        out.status += "+osqp-polished"  # OSQP's own active-set polish succeeded: ours would repeat it
+    elif settings.polish:
         out = polish_kkt(P, q, A_eq, b_eq, A_in, b_in, out, settings.polish_active_tol)
     out.seconds = time.perf_counter() - t0
     return out
@@ -141,9 +143,15 @@ def polish_kkt(P, q, A_eq, b_eq, A_in, b_in, res: QPResult, active_tol: float, g
     y_scale = max(float(res.y_in.max(initial=0.0)), 1e-300)
     x_scale = max(float(np.abs(res.x).max(initial=0.0)), 1e-300)
     for active in (res.y_in / y_scale > slack / x_scale, slack < active_tol):
-        out = _polish_on(P, q, A_eq, b_eq, A_in, b_in, res, active, gap_tol, delta, refine)
-        if out is not None:
-            return out
+        # rows the polished point violates join the active set (at most 3 rounds): this repairs guesses
+        # that missed a weakly active row (multiplier and slack both ~0, e.g. two bodies just touching)
+        for _ in range(3):
+            out = _polish_on(P, q, A_eq, b_eq, A_in, b_in, res, active, gap_tol, delta, refine)
+            if isinstance(out, QPResult):
+                return out
+            if out is None or not np.any(out & ~active):
+                break
+            active = active | out
     return res
 
 
@@ -181,8 +189,10 @@ def _polish_on(P, q, A_eq, b_eq, A_in, b_in, res, active, gap_tol, delta, refine
     y_in_act = y[A_eq.shape[0]:]
     slack_new = A_in @ x - b_in
     feas_tol = 1e-12 * max(1.0, np.abs(b_in).max(initial=0.0))
-    if not np.all(np.isfinite(x)) or np.any(slack_new < -feas_tol):
+    if not np.all(np.isfinite(x)):
         return None
+    if np.any(slack_new < -feas_tol):
+        return slack_new < -feas_tol  # the violated rows, for the caller to add
     # With redundant active rows the multipliers are not unique (the regularised solve picks one that
     # may be negative), but x is: accept x when it is feasible and its objective is not worse than the
     # solver's by more than the solver's own gap (a wrong active set costs a finite amount).
