@@ -161,13 +161,14 @@ def claims_section(tower, lines):
                    "rigid bars: see table 1", "runs (the paper reports no number)"])
     # timing and symmetry
     walls = {name: wall for name, (_, _, wall) in tower.items()}
-    best = min(walls, key=walls.get)
+    best = min((k for k in walls if "no polish" not in k), key=walls.get)  # exact (polished) back ends only
     name = "clarabel, polish"
     s, traj, _ = tower[name]
     n_steps = len(traj.qp_seconds)
     claims.append(["§8: 1000 steps ~5 min with CPLEX, ~1/3 s per QP early on",
-                   f"{n_steps} steps: fastest exact back end here '{best}' {walls[best]:.1f} s in all; Clarabel + polish "
-                   f"{walls[name]:.1f} s in all, {traj.qp_seconds[:50].mean() * 1e3:.1f} ms per QP early on "
+                   f"{n_steps} steps: fastest polished back end '{best}' {walls[best]:.1f} s in all; "
+                   f"Clarabel + polish {walls[name]:.1f} s in all, "
+                   f"{traj.qp_seconds[:50].mean() * 1e3:.1f} ms per QP early on "
                    "(table 1; the brief's target: < 5 s for 1000 steps)",
                    "reproduces (faster than the paper); " + ("meets" if walls[best] < 5 * n_steps / 1000 else "misses")
                    + " the 5 s target"])
