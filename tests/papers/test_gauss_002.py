@@ -196,3 +196,22 @@ def test_bricks5x5_stays_mirror_symmetric():
     # the tower did collapse (the top outer bricks fell by more than a brick height)
     drop = s.body_centres(traj.positions[0])[20, 1] - s.body_centres(traj.positions[-1])[20, 1]
     assert drop > 0.5
+
+
+@pytest.mark.parametrize("layout,inertia_factor", [("corners4", 1 / 4), ("nine", 1 / 12)])
+def test_initial_tipping_of_a_brick_over_a_table_edge_closed_form(layout, inertia_factor):
+    """One brick whose centre lies d beyond a frictionless table edge pivots on the table corner. The
+    pivot, at r = (-d, -h/2) from the centre, keeps a zero vertical acceleration: a_y + alpha r_x = 0;
+    with m a_y = N - m g and I alpha = r_x N this gives alpha = m g r_x / (I + m r_x^2) and no
+    horizontal acceleration (the only force is vertical)."""
+    from tumble.gauss2d.scenes import table
+
+    w, h, m, d = 1.0, 0.5, 2.0, 0.1
+    s = g.build_bricks([[d, 0.5 * h]], width=w, height=h, mass=m, layout=layout, statics=[table()])
+    report = g.stability(s)
+    assert not report.stable
+    inertia = inertia_factor * m * (w * w + h * h)
+    r_x = -d
+    alpha = m * G * r_x / (inertia + m * r_x * r_x)
+    assert report.angular_acceleration[0] == pytest.approx(alpha, rel=1e-9)
+    np.testing.assert_allclose(report.acceleration[0], [0.0, -alpha * r_x], atol=1e-9)
