@@ -43,6 +43,7 @@ from .model import BrickSystem
 from .qp import QPResult, QPSettings, solve_qp
 
 METHODS = ("position", "acceleration")
+LENGTH_RULES = ("L''", "L''+rotation")
 
 
 @dataclass
@@ -58,6 +59,7 @@ class GaussSettings:
     curvature_factor: float = 2.0  # c of (S'): 2 = paper, 1 = exact Taylor expansion
     contact_tol: float = 1e-6  # m: acceleration loop only, gap below which a triple is a contact
     symmetrize: bool = False  # average with the mirror image after each step (needs system.mirror_points)
+    length_rule: str = "L''"  # "L''" (§8.3) or "L''+rotation" (projection target sqrt(L0^2 - w^2), see position_qp)
 
     def __post_init__(self):
         if not (np.isfinite(self.dt) and self.dt > 0):
@@ -68,6 +70,8 @@ class GaussSettings:
             raise SettingsError(f"gravity={self.gravity!r}: must be finite")
         if self.contact_margin is not None and not (self.contact_margin > 0):
             raise SettingsError(f"contact_margin={self.contact_margin!r}: must be > 0")
+        if self.length_rule not in LENGTH_RULES:
+            raise SettingsError(f"length_rule={self.length_rule!r}: expected one of {LENGTH_RULES}")
         if self.curvature_factor not in (1.0, 2.0):
             raise SettingsError(f"curvature_factor={self.curvature_factor!r}: expected 1 or 2")
 
@@ -99,13 +103,24 @@ def position_qp(system: BrickSystem, p_prev: np.ndarray, p_cur: np.ndarray, sett
     e_cur = p_cur[system.bars[:, 0]] - p_cur[system.bars[:, 1]]
     len_cur = np.linalg.norm(e_cur, axis=1)
     d_hat = p_hat[system.bars[:, 0]] - p_hat[system.bars[:, 1]]
-    # hard rows with unit direction: <p_i - p_j, e/|e|> = L0
-    target_hard = system.rest_lengths - np.einsum("bx,bx->b", d_hat, e_cur) / len_cur
+    # (L'') asks the new bar's projection on its current direction to be L0; a bar that also turns by
+    # phi in the step then has length L0 / cos(phi), an error of order phi^2 / 2 that is corrected, not
+    # accumulated, by the next step (§8.3). "L''+rotation" (ours, not the paper's) asks for the
+    # projection sqrt(L0^2 - w^2) instead, w the component of the predicted bar p^_i - p^_j across the
+    # current direction: the bar then has length L0 exactly whenever the step keeps the predicted turn.
+    proj_hat = np.einsum("bx,bx->b", d_hat, e_cur) / len_cur
+    if settings.length_rule == "L''":
+        target_len = system.rest_lengths
+    else:
+        across2 = np.maximum(np.einsum("bx,bx->b", d_hat, d_hat) - proj_hat * proj_hat, 0.0)
+        target_len = np.sqrt(np.maximum(system.rest_lengths ** 2 - across2, 0.25 * system.rest_lengths ** 2))
+    # hard rows with unit direction: <p_i - p_j, e/|e|> = target
+    target_hard = target_len - proj_hat
     A_eq, b_eq, _ = bar_rows(system, p_cur, target_hard, system.bar_hard, unit=True)
     P = mass_matrix(system)
     q = np.zeros(2 * len(p_cur))
     if system.bar_penalty.any():
-        target_pen = system.rest_lengths * len_cur - np.einsum("bx,bx->b", d_hat, e_cur)
+        target_pen = (target_len - proj_hat) * len_cur
         A_pen, c_pen, _ = bar_rows(system, p_cur, target_pen, system.bar_penalty, unit=False)
         dP, dq = _penalty(system, A_pen, c_pen, system.penalty_weight)
         P = (P + dP).tocsc()
