@@ -74,4 +74,6 @@ def side_rows(system, triples: Triples, u0: np.ndarray, static_u: np.ndarray, rh
 
 def mass_matrix(system) -> sp.csc_matrix:
     """P = 2 diag(m) over the interleaved coordinates: the Hessian of sum_i m_i |d_i|^2."""
-    return sp.diags(np.repeat(2.0 * system.masses, 2)).tocsc()
+    n = 2 * len(system.masses)
+    idx = np.arange(n, dtype=np.int32)
+    return sp.csc_matrix((np.repeat(2.0 * system.masses, 2), idx, np.arange(n + 1, dtype=np.int32)), shape=(n, n))

@@ -131,7 +131,7 @@ def position_qp(system: BrickSystem, p_prev: np.ndarray, p_cur: np.ndarray, sett
     area = area_out(hv_disp[triples.edge_start], hv_disp[triples.edge_end], hv_disp[triples.vertex])
     rhs = -settings.curvature_factor * area / triples.edge_length
     A_in, b_in = side_rows(system, triples, p_hat, system.static_hulls.reshape(-1, 2), rhs)
-    return p_hat, (P, q, A_eq.tocsc(), b_eq, A_in.tocsc(), b_in)
+    return p_hat, (P, q, A_eq, b_eq, A_in, b_in)
 
 
 def step_position(system, p_prev, p_cur, settings: GaussSettings, warm: QPResult | None = None):
