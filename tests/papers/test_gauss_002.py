@@ -170,8 +170,8 @@ def test_bricks5x5_initial_motion(layout, inertia_factor):
     np.testing.assert_allclose(report.acceleration[mirror] * [-1, 1], report.acceleration, atol=1e-9)
     np.testing.assert_allclose(report.angular_acceleration[mirror], -report.angular_acceleration, atol=1e-9)
     a_ref, alpha_ref = _rigid_body_gauss(s, report, inertia_factor)
-    np.testing.assert_allclose(report.acceleration, a_ref, atol=1e-5)
-    np.testing.assert_allclose(report.angular_acceleration, alpha_ref, atol=1e-5)
+    np.testing.assert_allclose(report.acceleration, a_ref, atol=1e-9)
+    np.testing.assert_allclose(report.angular_acceleration, alpha_ref, atol=1e-9)
 
 
 def test_first_steps_of_position_and_acceleration_loops_agree():
