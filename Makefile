@@ -10,7 +10,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
-	bench-fixed-cost bench-soak bench-fem lint \
+	bench-fixed-cost bench-soak bench-fem bench-gauss lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -99,6 +99,11 @@ bench-fem: warm
 # the impulse thesis' experiments (004 §5.1-5.6): benchmarks/results/<machine>/impulse.md + PNGs (~7 min)
 bench-impulse: peers warm
 	$(BIN)/python benchmarks/impulse.py
+
+# paper 002 in the plane (tumble.gauss2d): 5x5 tower, QP back ends, time per QP vs size, claims:
+# benchmarks/results/<machine>/gauss2d.md + gauss2d_collapse.png
+bench-gauss: venv
+	$(BIN)/python benchmarks/gauss.py
 
 # 600 frames of two 1000-body runs rendered headless to MP4: benchmarks/results/<machine>/render.md
 bench-render: venv system-deps
