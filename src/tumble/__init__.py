@@ -57,3 +57,16 @@ __all__ = [
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
     "solvers", "__version__",
 ]
+
+#: subpackages loaded on first use (``tb.gauss2d``: the planar brick model of paper 002, which imports the
+#: QP/LP back ends; ``tb.elastic``: the finite-element elastic bodies of paper 003), so importing tumble
+#: stays light
+_LAZY_SUBPACKAGES = ("gauss2d", "elastic")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBPACKAGES:
+        import importlib
+
+        return importlib.import_module(f"tumble.{name}")
+    raise AttributeError(f"module 'tumble' has no attribute {name!r}")
