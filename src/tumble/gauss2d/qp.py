@@ -230,11 +230,11 @@ def solve_lp_feasible(A_eq, b_eq, cost) -> tuple[bool, np.ndarray]:
     """HiGHS: minimise cost^T f subject to A_eq f = b_eq, f >= 0. Returns (feasible, f)."""
     import highspy
 
+    from tumble.highs import quiet_highs
+
     A = sp.csc_matrix(A_eq)
     m, n = A.shape
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    h = quiet_highs()
     lp = highspy.HighsLp()
     lp.num_col_ = n
     lp.num_row_ = m
