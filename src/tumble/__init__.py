@@ -25,8 +25,9 @@ from tumble.joints import Ball, Distance, Fixed, Hinge, Joint, JointBreak, Joint
 from tumble.materials import Material
 from tumble.recording import Recording
 from tumble.scenefile import load_scene, save_scene
-from tumble.settings import ImpulseSettings, PGSSettings, ShockSettings
+from tumble.settings import GaussSettings, ImpulseSettings, PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
+from tumble.stability import StabilityReport, stability
 from tumble.world import Contacts, World, WorldState
 
 
@@ -54,5 +55,5 @@ __all__ = [
     "MaterialError",
     "SettingsError", "SceneError", "RecordingError", "SimulationError", "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "solvers", "__version__",
+    "solvers", "stability", "StabilityReport", "GaussSettings", "__version__",
 ]
