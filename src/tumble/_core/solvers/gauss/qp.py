@@ -221,11 +221,71 @@ def solve(qp: StepQP, solver: str, tolerance: float, max_iterations: int, warm=N
                    eps_rel=float(tolerance), max_iter=100 * int(max_iterations), polishing=True)
         if warm is not None and warm[0].shape[0] == qp.q.shape[0] and warm[1].shape[0] == qp.h.shape[0]:
             prob.warm_start(x=warm[0], y=-warm[1])
-        res = prob.solve()
+        res = prob.solve(raise_error=False)
         status = str(res.info.status)
         solved = status.lower().startswith("solved")
         # OSQP's y for l <= A u is <= 0 at an active lower bound: z = -y
         u, z, its = np.asarray(res.x), -np.asarray(res.y), int(res.info.iter)
     if not (np.all(np.isfinite(u)) and np.all(np.isfinite(z))):
         solved = False
+    elif solved:
+        # first with the rows at the interior point's degenerate level (slack below 10 sqrt(tol)) taken
+        # as active too, then with the clearly active rows only (z > s)
+        slack = qp.G @ u - qp.h
+        for active in (np.nonzero((z > slack) | (slack < 10.0 * np.sqrt(tolerance)))[0], np.nonzero(z > slack)[0]):
+            polished = polish(qp, u, z, tolerance, active)
+            if polished is not None:
+                u, z = polished
+                break
     return QPResult(u, z, status, its, 1000.0 * (time.perf_counter() - t), solved)
+
+
+#: regularisation of the polishing KKT system (removed again by iterative refinement)
+POLISH_REGULARISATION = 1e-10
+POLISH_REFINEMENTS = 3
+
+
+def polish(qp: StepQP, u: np.ndarray, z: np.ndarray, tolerance: float, active: np.ndarray):
+    """Active-set polish of an interior-point answer (as OSQP's ``polish``): an interior point stops
+    with slack s_r = G_r u - h_r and multiplier z_r both ~ sqrt(tolerance) on a row that is active
+    with a zero multiplier (two spheres meeting exactly at the end of a step; the K coinciding cone
+    rows of a contact that does not slide), and in this scheme that slack becomes velocity
+    (v = Delta / dt), 3e-5 m/s of drift apart at tolerance 1e-9. The rows ``active`` are held at
+    equality and the equality-constrained QP
+
+        [P  G_A^T] [u]   [-q ]
+        [G_A  -eI] [y] = [h_A],    z_A = -y
+
+    is solved by a sparse LU of the regularised (quasi-definite) matrix plus iterative refinement
+    of u towards e = 0 (coinciding rows make G_A rank deficient; the refinement converges on the
+    consistent system). The answer is kept only if it is primal feasible and its multipliers are
+    non-negative within ``tolerance``; otherwise None (the interior-point answer stands)."""
+    import scipy.sparse.linalg as spla
+
+    if active.shape[0] == 0:
+        return None
+    n = qp.q.shape[0]
+    P = qp.P + sp.triu(qp.P, k=1).T
+    GA = qp.G[active]
+    k = active.shape[0]
+    K0 = sp.bmat([[P, GA.T], [GA, None]], format="csc")
+    Ke = (K0 - sp.diags(np.concatenate([np.zeros(n), np.full(k, POLISH_REGULARISATION)]))).tocsc()
+    rhs = np.concatenate([-qp.q, qp.h[active]])
+    try:
+        lu = spla.splu(Ke)
+    except RuntimeError:          # singular even with the regularisation
+        return None
+    x = lu.solve(rhs)
+    # the multipliers of the regularised solve: the least-norm split among coinciding rows (the
+    # refinement below fixes u but may wander along the null space of G_A^T, e.g. +-2e-6 on the eight
+    # cone rows of a contact that carries nothing)
+    z_p = np.zeros_like(z)
+    z_p[active] = -x[n:]
+    for _ in range(POLISH_REFINEMENTS):
+        x += lu.solve(rhs - K0 @ x)
+    u_p = x[:n]
+    if not np.all(np.isfinite(x)):
+        return None
+    if np.min(qp.G @ u_p - qp.h) < -tolerance or np.min(z_p) < -tolerance:
+        return None
+    return u_p, np.maximum(z_p, 0.0)
