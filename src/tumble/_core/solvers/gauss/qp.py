@@ -195,9 +195,11 @@ class QPResult:
     solved: bool
 
 
-def solve(qp: StepQP, solver: str, tolerance: float, max_iterations: int, warm=None) -> QPResult:
-    """Solve ``qp`` with Clarabel (interior point) or OSQP (ADMM + polish; ``warm`` = (u, z) of the
-    same size warm-starts it)."""
+def solve(qp: StepQP, solver: str, tolerance: float, max_iterations: int, warm=None,
+          polish_max_rows: int = 2000) -> QPResult:
+    """Solve ``qp`` with Clarabel (interior point) or OSQP (ADMM + its own polish; ``warm`` = (u, z)
+    of the same size warm-starts it); a Clarabel answer of at most ``polish_max_rows`` rows is
+    polished (``polish``)."""
     t = time.perf_counter()
     if solver == "clarabel":
         import clarabel
@@ -228,7 +230,7 @@ def solve(qp: StepQP, solver: str, tolerance: float, max_iterations: int, warm=N
         u, z, its = np.asarray(res.x), -np.asarray(res.y), int(res.info.iter)
     if not (np.all(np.isfinite(u)) and np.all(np.isfinite(z))):
         solved = False
-    elif solved:
+    elif solved and solver == "clarabel" and qp.h.shape[0] <= polish_max_rows:
         # first with the rows at the interior point's degenerate level (slack below 10 sqrt(tol)) taken
         # as active too, then with the clearly active rows only (z > s)
         slack = qp.G @ u - qp.h

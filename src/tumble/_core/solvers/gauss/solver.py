@@ -57,7 +57,7 @@ class GaussSolver(Solver):
             cnt.update(qp_iterations=0, qp_ms=0.0, qp_solved=1, rows=0, variables=0)
         else:
             res = gqp.solve(problem, s.qp_solver, s.qp_tolerance, s.qp_max_iterations,
-                            self._warm if s.qp_solver == "osqp" else None)
+                            self._warm if s.qp_solver == "osqp" else None, s.polish_max_rows)
             cnt.update(qp_iterations=res.iterations, qp_ms=res.ms, qp_solved=int(res.solved),
                        rows=int(problem.h.shape[0]), variables=int(problem.q.shape[0]))
             if np.all(np.isfinite(res.u)):
