@@ -24,7 +24,7 @@ BRICK_MATERIAL = Material(density=2000.0, friction=0.6, restitution=0.0, name="b
 TABLE_HALF = (1.0, 0.5, 0.25)
 
 
-@scene("bricks5x5", "Rote 002 Fig. 2: 5 courses x 5 bricks (0.4x0.2x0.2 m slabs), each course shifted by shift "
+@scene("bricks5x5", "paper 002 Fig. 2: 5 courses x 5 bricks (0.4x0.2x0.2 m slabs), each course shifted by shift "
                     "(unstable for the default 0.2 m)")
 def bricks5x5(*, courses: int = 5, per_course: int = 5, shift: float = 0.2, gap: float = 0.002,
               friction: float = 0.6, seconds: float = 3.0) -> SceneSpec:
@@ -68,7 +68,7 @@ def overhang_offsets(count: int, shift: float, length: float = 2.0 * BRICK_HALF[
     return xs
 
 
-@scene("overhang", "Rote 002 Fig. 1: harmonic stack of count bricks over a table edge; shift > 1 topples it")
+@scene("overhang", "paper 002 Fig. 1: harmonic stack of count bricks over a table edge; shift > 1 topples it")
 def overhang(*, count: int = 4, shift: float = 0.9, friction: float = 0.6, seconds: float = 3.0) -> SceneSpec:
     """A fixed table (tag "wall", 2 x 1 x 0.5 m, top at z = 0.5 m, right edge at x = 0) on the ground
     plane; ``count`` bricks 0.4 x 0.2 x 0.2 m (16 kg, mu ``friction``) stacked on it, resting

@@ -24,7 +24,7 @@ from tumble._core.solvers.protocol import Capabilities, Solver
 
 class GaussSolver(Solver):
     name = "gauss"
-    description = ("Gauss' principle of least constraint as a position-based QP per step (Rote 002 Fig. 7, "
+    description = ("Gauss' principle of least constraint as a position-based QP per step (paper 002 Fig. 7, "
                    "3-D bodies, polyhedral friction cone; Clarabel/OSQP)")
     settings_class = GaussSettings
     capabilities = Capabilities(joints=False, sleeping=False, restitution=False,
