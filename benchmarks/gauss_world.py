@@ -6,7 +6,7 @@ For stack10 (Catto's ten boxes dropped from 3.5 cm gaps), pyramid20 (210 cubes) 
 bricks), each under gauss (K = 8 friction-cone edges, the default, and K = 4), shock and pgs with the
 scene's settings, run ``--seconds`` (default 2 s) at the scene's dt: ms/step (mean and p95 of the
 timed ``step()`` calls; the first step of a throw-away copy compiles the kernels first), the largest
-drift of a stacked body from its start and the deepest penetration over the run (``SceneMetrics``),
+horizontal drift of a stacked body from its start and the deepest penetration over the run (``SceneMetrics``),
 whether the stack stands, and for gauss the QP's rows, iterations and ms.
 
 Output: ``gauss_world.md`` and ``gauss_world.json`` in ``benchmarks/results/<machine tag>/``
@@ -96,8 +96,8 @@ def main(argv=None) -> None:
              *setup_lines(meta, "0.1 s per run"), "",
              f"Each run: {seconds:g} s of the scene at its dt (1/60 s) with the scene's settings; gauss with its "
              "defaults (Clarabel, tolerance 1e-9, K = 8 cone edges, 5 mm margin) and with K = 4. max_drift: "
-             "the largest distance of a stacked body from its start (stack10 starts with 3.5 cm gaps, so "
-             "settling counts); max_pen: the deepest contact over the run.", "",
+             "the largest horizontal (x-y) distance of a stacked body from its start (SceneMetrics); max_pen: "
+             "the deepest contact over the run.", "",
              md_table(["scene", "engine", "ms/step", "p95 ms", "max_drift [m]", "max_pen [mm]", "standing",
                        "QP rows", "QP iterations", "QP ms"], rows), ""]
     out = start.out
