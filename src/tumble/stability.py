@@ -43,7 +43,10 @@ class StabilityReport:
     residual [N]: the largest force/torque-balance violation of the LP's answer (0 when unstable).
     acceleration (n, 3) [m/s^2] and angular_acceleration (n, 3) [rad/s^2]: the initial motion from
         the first least-constraint QP (zeros when stable, the LP having answered);
-    moving (n,) bool: the bodies whose initial acceleration exceeds ``moving_tolerance`` |g|.
+    moving (n,) bool: the bodies whose initial acceleration exceeds ``moving_tolerance`` |g|;
+    displacement (n, 3) [m] and rotation (n, 3) [rad]: the first QP step's displacement of each body
+        over ``probe_dt`` (Delta = dt u = dt^2 a: the initial motion as the paper's position step).
+    probe_dt: [s] that step.
     """
 
     stable: bool
@@ -56,6 +59,9 @@ class StabilityReport:
     acceleration: np.ndarray
     angular_acceleration: np.ndarray
     moving: np.ndarray
+    displacement: np.ndarray
+    rotation: np.ndarray
+    probe_dt: float
 
     @property
     def moving_bodies(self) -> list[int]:
@@ -168,4 +174,5 @@ def stability(world, *, friction_edges: int = 8, touch_tolerance: float = 1e-4, 
             np.maximum(np.trace(b.body_inertia_local[:n], axis1=1, axis2=2), 0.0) / np.maximum(mass, 1e-300)
         ) > tol * gnorm
         moving &= ~fixed
-    return StabilityReport(bool(stable), points, normals, body_a, body_b, forces, residual, acc, ang, moving)
+    return StabilityReport(bool(stable), points, normals, body_a, body_b, forces, residual, acc, ang, moving,
+                           acc * dt * dt, ang * dt * dt, dt)

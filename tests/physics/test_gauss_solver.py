@@ -9,7 +9,7 @@ import pytest
 
 import tumble as tb
 from tumble import scenes
-from tumble._core.math3d import quat_from_axis_angle
+from tumble._core.math3d import quat_from_axis_angle, quat_to_matrix_py
 from tumble.errors import JointError
 
 G = 9.81
@@ -142,6 +142,30 @@ def test_box_slides_with_the_coulomb_acceleration(theta_deg, mu):
     assert v2 - v1 == pytest.approx(G * (math.sin(theta) - mu * math.cos(theta)), rel=0.03)
 
 
+@pytest.mark.parametrize("edges, tolerance", [(8, 0.05), (4, 0.2)])
+def test_sliding_between_cone_edges_is_bounded_by_the_inscribed_cone(edges, tolerance):
+    # the slope falls along x = y: between the edges of the polyhedral cone, whose friction there is
+    # between mu cos(pi / K) and mu, so the acceleration lies between the exact one and that bound
+    theta, mu = math.radians(30.0), 0.2
+    w = _world(friction_edges=edges)
+    q = quat_from_axis_angle(np.array([-1.0, 1.0, 0.0]) / math.sqrt(2.0), theta)
+    n = quat_to_matrix_py(q) @ np.array([0.0, 0.0, 1.0])
+    w.add_body(tb.Plane(normal=n), fixed=True, material=tb.Material(friction=mu))
+    b = w.add_body(tb.Box(half_extents=(0.2, 0.2, 0.1)), position=n * 0.1, orientation=q, mass=1.0,
+                   material=tb.Material(friction=mu))
+    down = np.array([0.0, 0.0, -1.0]) - (-n[2]) * n
+    down /= np.linalg.norm(down)
+    dt = 1 / 240
+    w.run(0.25, dt)
+    v1 = w.linear_velocity(b) @ down
+    w.run(1.0, dt)
+    a = w.linear_velocity(b) @ down - v1
+    exact = G * (math.sin(theta) - mu * math.cos(theta))
+    loosest = G * (math.sin(theta) - mu * math.cos(math.pi / edges) * math.cos(theta))
+    assert exact * (1 - 1e-6) <= a <= loosest * (1 + 1e-6)
+    assert a == pytest.approx(exact, rel=tolerance)
+
+
 def test_add_joint_is_rejected_and_changes_nothing():
     w = _world()
     a = w.add_body(tb.Sphere(0.2), position=(0, 0, 1))
@@ -178,6 +202,8 @@ def test_box_tipping_over_an_edge_is_unstable_with_the_pivot_acceleration():
     lever = math.sqrt(0.5)
     alpha = G * lever * math.sin(math.radians(15.0)) / (1 / 6 + lever * lever)
     assert abs(r.angular_acceleration[b][1]) == pytest.approx(alpha, rel=1e-4)
+    assert np.allclose(r.rotation[b], r.angular_acceleration[b] * r.probe_dt ** 2)
+    assert np.linalg.norm(r.displacement[b]) > 0 and not r.displacement[0].any()
     # the simulation agrees: it falls over
     w.run(0.5, 1 / 60)
     assert np.linalg.norm(w.position(b)[:2]) > 0.05
