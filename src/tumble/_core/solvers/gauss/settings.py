@@ -41,7 +41,12 @@ class GaussSettings(ContactSettings, SolverSettings):
             deep overlap would throw the body back (a 9 m/s sphere bounced up at 7 m/s without it).
         qp_solver: "clarabel" (interior point, default: solves to high accuracy, which keeps a
             resting box within micrometres) or "osqp" (ADMM with solution polishing, warm-started
-            from the previous step's velocities when the problem has the same size).
+            from the previous step's velocities and multipliers when the problem has the same size).
+            Measured (busy 2-core machine, mean per step): stack10 at rest (gap 0, 2 s) Clarabel 9
+            iterations 6.5 ms (with the polish), OSQP 26 iterations 1.6 ms warm-started against 100
+            iterations 2.3 ms cold, both drifting < 2e-15 m; pyramid20 (0.5 s) Clarabel 11
+            iterations 645 ms, OSQP 736 iterations 1066 ms. Clarabel stays the default: its cost
+            grows with the rows, OSQP's with their coupling.
         qp_tolerance: absolute and relative tolerance of the QP solver on the velocity-scaled
             problem [m/s], default 1e-9 (Clarabel's gap and feasibility tolerances; OSQP's eps_abs
             and eps_rel). A position error is this times dt.
