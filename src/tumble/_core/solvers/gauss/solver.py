@@ -37,7 +37,10 @@ class GaussSolver(Solver):
     def step(self, core, dt, prof, t):
         b, s = core.bodies, core.settings
         n = b.count
-        stages.integrate_velocities(core, dt)          # u* (gravity, user forces, gyroscopic term)
+        # u* (gravity, user forces, gyroscopic term) in the frames of the current orientations: the
+        # detection below would refresh them too late for the prediction (R I^-1 R^T of this pose)
+        stages.refresh_frames(core)
+        stages.integrate_velocities(core, dt)
         margin = s.contact_margin
         if s.speculative_margin and n:
             margin += dt * self._approach_speed(core)
