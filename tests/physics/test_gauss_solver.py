@@ -93,7 +93,12 @@ def test_contact_impulses_carry_the_weight():
         w.step(dt)
     c = w.contact_store
     assert c.contact_normal_impulse[: c.count].sum() == pytest.approx(10.0 * G * dt, rel=1e-6)
-    assert np.abs(c.contact_friction_impulse[: c.count]).max() < 1e-6
+    # four points under one box are statically indeterminate: the split may carry self-equilibrated
+    # friction, but the resultant is zero and every point's impulse lies in its friction cone
+    friction = c.contact_friction_impulse[: c.count]
+    assert np.abs(friction.sum(axis=0)).max() < 1e-9
+    bound = c.contact_friction[: c.count] * c.contact_normal_impulse[: c.count]
+    assert np.all(np.linalg.norm(friction, axis=1) <= bound + 1e-12)
     assert w.position(b)[2] == pytest.approx(0.5, abs=1e-8)
 
 
