@@ -258,3 +258,13 @@ def test_initial_motion_names_the_bodies_the_simulation_moves(name, params):
         w.step(1 / 60)
     moved = np.linalg.norm(w.bodies.body_position[: w.body_count] - x0, axis=1) > 1e-6
     assert np.nonzero(moved)[0].tolist() == r.moving_bodies
+
+
+def test_cli_runs_a_scene_under_gauss(capsys):
+    import json
+
+    from tumble.cli import main
+
+    assert main(["run", "overhang", "--solver", "gauss", "--seconds", "0.5", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["solver"] == "gauss" and res["standing"] is True and res["max_drift"] < 1e-6
