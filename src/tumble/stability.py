@@ -91,7 +91,10 @@ def stability(world, *, friction_edges: int = 8, touch_tolerance: float = 1e-4, 
 
     from tumble._core import stages
     from tumble._core.solvers.gauss import qp as gqp
+    from tumble.world import World
 
+    if not isinstance(world, World):
+        raise SettingsError(f"stability: world={type(world).__name__} must be a tumble World")
     if isinstance(friction_edges, bool) or not isinstance(friction_edges, int) or friction_edges < 3:
         raise SettingsError(f"stability: friction_edges={friction_edges!r} must be an integer >= 3")
     touch = _check("touch_tolerance", touch_tolerance, 0.0)

@@ -244,6 +244,8 @@ def test_stability_rejects_bad_arguments():
         tb.stability(w, friction_edges=2)
     with pytest.raises(tb.SettingsError, match="probe_dt"):
         tb.stability(w, probe_dt=-1.0)
+    with pytest.raises(tb.SettingsError, match="world"):
+        tb.stability(None)
 
 
 @pytest.mark.parametrize("name, params", [("bricks5x5", {}), ("overhang", {"count": 4, "shift": 1.1})])
