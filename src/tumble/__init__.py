@@ -26,8 +26,9 @@ from tumble.materials import Material
 from tumble.nonfinite import BodyQuarantined
 from tumble.recording import Recording
 from tumble.scenefile import load_scene, save_scene
-from tumble.settings import ImpulseSettings, PGSSettings, ShockSettings
+from tumble.settings import GaussSettings, ImpulseSettings, PGSSettings, ShockSettings
 from tumble.shapes import Box, Capsule, Compound, ConvexHull, Plane, Shape, Sphere
+from tumble.stability import StabilityReport, stability
 from tumble.world import Contacts, World, WorldState
 
 
@@ -55,7 +56,7 @@ __all__ = [
     "MaterialError", "BodyQuarantined", "SettingsError", "SceneError", "RecordingError", "SimulationError",
     "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "solvers", "__version__",
+    "solvers", "stability", "StabilityReport", "GaussSettings", "__version__",
 ]
 
 #: subpackages loaded on first use (``tb.gauss2d``: the planar brick model of paper 002, which imports the

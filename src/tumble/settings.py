@@ -10,13 +10,14 @@ joints) plus its own fields; this module re-exports them as the public names.
 from __future__ import annotations
 
 from tumble._core.solvers import registry
+from tumble._core.solvers.gauss.settings import GaussSettings
 from tumble._core.solvers.impulse.settings import IMPULSE_PRESETS, ImpulseSettings
 from tumble._core.solvers.pgs.settings import PGSSettings
 from tumble._core.solvers.settings_parts import FRICTION_MODELS, ContactSettings, JointSettings, RowSettings
 from tumble._core.solvers.shock.settings import ShockSettings
 
-__all__ = ["PGSSettings", "ShockSettings", "ImpulseSettings", "IMPULSE_PRESETS", "ContactSettings", "RowSettings",
-           "JointSettings", "FRICTION_MODELS", "SOLVER_SETTINGS", "settings_class"]
+__all__ = ["PGSSettings", "ShockSettings", "GaussSettings", "ImpulseSettings", "IMPULSE_PRESETS", "ContactSettings",
+           "RowSettings", "JointSettings", "FRICTION_MODELS", "SOLVER_SETTINGS", "settings_class"]
 
 
 def settings_class(solver: str) -> type:

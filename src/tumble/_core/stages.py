@@ -68,17 +68,20 @@ def refresh_frames(core) -> None:
     update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
 
 
-def collide(core, prof: dict, t: float, warm: bool) -> int:
+def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None) -> int:
     """Frames, broad phase, narrow phase and the contact cache (001 §8: with ``warm`` the new
     points take the impulses of the previous step's points of the same pair and feature; every
-    point's ``contact_match`` names its previous point or -1). Returns the contact count."""
+    point's ``contact_match`` names its previous point or -1). ``margin`` [m] replaces the
+    settings' contact_margin for this detection (gauss: a speculative margin grown with the
+    speeds). Returns the contact count."""
     b, g, s = core.bodies, core.geoms, core.settings
+    margin = s.contact_margin if margin is None else margin
     h = core.hull_arrays
     # body frames, geom poses and tight boxes, then the fat boxes (rebuilt for every geometry whenever
     # geometries were added since the last step), in one kernel call
     refresh_geoms(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count, b.body_position,
                   g.geom_body, g.geom_type, g.geom_size, g.geom_local_position, g.geom_local_orientation, g.count,
-                  s.contact_margin + AABB_TOLERANCE, g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min,
+                  margin + AABB_TOLERANCE, g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min,
                   g.geom_aabb_max, h.verts, h.vert_start, h.vert_count, g.geom_hull, g.geom_radius, FAT_FRACTION,
                   FAT_MAX, g.geom_fat_min, g.geom_fat_max, core.fat_count == g.count)
     core.fat_count = g.count
@@ -100,7 +103,7 @@ def collide(core, prof: dict, t: float, warm: bool) -> int:
     c.reserve(4 * len(pairs) + 1)
     c.count = narrow_phase(pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull,
                            g.geom_world_position, g.geom_world_rotation, g.geom_friction, g.geom_restitution,
-                           g.geom_aabb_min, g.geom_aabb_max, h, s.contact_margin + CONTACT_TOLERANCE, c.contact_geom_a,
+                           g.geom_aabb_min, g.geom_aabb_max, h, margin + CONTACT_TOLERANCE, c.contact_geom_a,
                            c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature,
                            c.contact_point, c.contact_normal,
                            c.contact_depth, c.contact_friction, c.contact_restitution)

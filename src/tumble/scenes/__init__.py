@@ -14,6 +14,7 @@ Importing this package compiles nothing.
 from __future__ import annotations
 
 from tumble.errors import SceneError
+from tumble.scenes import gauss as _gauss  # noqa: F401  (registers the scenes of paper 002)
 from tumble.scenes import impulse as _impulse  # noqa: F401  (registers the scenes of paper 004)
 from tumble.scenes import joints as _joints  # noqa: F401  (registers the joint scenes)
 from tumble.scenes import library as _library

@@ -16,6 +16,7 @@ SOLVERS: dict[str, str] = {
     "shock": "tumble._core.solvers.shock",
     "impulse": "tumble._core.solvers.impulse",
     "jacobi": "tumble._core.solvers.jacobi",
+    "gauss": "tumble._core.solvers.gauss",
 }
 
 
