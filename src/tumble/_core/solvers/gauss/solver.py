@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from tumble._core import stages
+from tumble._core.dynamics.integrate import STATE_LIMIT
 from tumble._core.solvers.gauss import qp as gqp
 from tumble._core.solvers.gauss.settings import GaussSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
@@ -63,13 +64,21 @@ class GaussSolver(Solver):
                             self._warm if s.qp_solver == "osqp" else None, s.polish_max_rows)
             cnt.update(qp_iterations=res.iterations, qp_ms=res.ms, qp_solved=int(res.solved),
                        rows=int(problem.h.shape[0]), variables=int(problem.q.shape[0]))
-            if np.all(np.isfinite(res.u)):
+            with np.errstate(invalid="ignore"):
+                sane = (np.all(np.abs(b.body_linear_velocity[problem.active]) <= STATE_LIMIT)
+                        and np.all(np.abs(b.body_angular_velocity[problem.active]) <= STATE_LIMIT))
+            if not sane:
+                # the prediction itself is NaN or beyond STATE_LIMIT (an extreme load): whatever the QP
+                # returned, the prediction is left in place, the step's check fails, and World rolls
+                # the step back and names the origin
+                self._warm = None
+            elif np.all(np.isfinite(res.u)):
                 u = res.u.reshape(-1, 6)
                 b.body_linear_velocity[problem.active] = u[:, :3]
                 b.body_angular_velocity[problem.active] = u[:, 3:]
                 self._warm = (res.u, res.z)
                 self._store_impulses(core, problem, res.z)
-            else:                                   # no usable answer: the touching bodies stop
+            else:                                   # no usable answer to a sane problem: the touching bodies stop
                 b.body_linear_velocity[problem.active] = 0.0
                 b.body_angular_velocity[problem.active] = 0.0
                 self._warm = None
