@@ -26,6 +26,7 @@ from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.solvers.shock.kernels import (
     accumulate_displacement,
     apply_displacement,
+    apply_displacement_free,
     correction,
     layer_targets,
     load_layer_impulses,
@@ -148,7 +149,11 @@ class ShockSolver(Solver):
             worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
                                   r.row_owner, _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang,
                                   s.correction_iterations, s.correction_tolerance)
-        apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+        if stages.free_rotation(s):
+            apply_displacement_free(b.body_position, b.body_orientation, b.body_angular_velocity, b.body_inertia_local,
+                                    b.body_inv_inertia_local, b.body_fixed, n, disp_lin, disp_ang, dt)
+        else:
+            apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
         # warm start of the a dt solve: its per-step impulse; reactions: the whole step's impulses
         stages.finish_joints(core, offset, r.row_lambda, dt, lam_step)
         core.counters["layer_penetration"] = float(worst)
