@@ -276,6 +276,39 @@ def apply_displacement(body_position, body_orientation, body_fixed, count, disp_
 
 
 @kernel
+def stop_approach(row_count, row_body, row_J, row_B, row_inv_diag, row_unseen, v_lin, v_ang, iterations):
+    """Inelastic Gauss-Seidel on the normal rows r with ``row_unseen[r]``: lambda_r >= 0 accumulated,
+    target J v = 0 (001 Alg. 4 without bias, friction or restitution), ``iterations`` sweeps. For the
+    contacts that the final detection found on bodies the step's velocity solve never saw (their
+    approach is otherwise never stopped: projection moves them out, gravity keeps accelerating).
+    Returns the total impulse [N s]."""
+    lam = np.zeros(row_count)
+    total = 0.0
+    for _ in range(iterations):
+        for r in range(row_count):
+            if not row_unseen[r]:
+                continue
+            u = row_velocity(r, row_body, row_J, v_lin, v_ang)
+            new = lam[r] - u * row_inv_diag[r]
+            if new < 0.0:
+                new = 0.0
+            d = new - lam[r]
+            if d == 0.0:
+                continue
+            lam[r] = new
+            for side in range(2):
+                b = row_body[r, side]
+                if b < 0:
+                    continue
+                for c in range(3):
+                    v_lin[b, c] += d * row_B[r, side, c]
+                    v_ang[b, c] += d * row_B[r, side, 3 + c]
+    for r in range(row_count):
+        total += lam[r]
+    return total
+
+
+@kernel
 def apply_displacement_free(body_position, body_orientation, body_angular_velocity, body_inertia_local,
                             body_inv_inertia_local, body_fixed, count, disp_lin, disp_ang, dt):
     """The step's displacement with the "midpoint" rotation integrator: x += disp_lin, and the rotation
