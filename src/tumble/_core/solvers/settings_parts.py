@@ -127,12 +127,11 @@ class ContactSettings:
         gyroscopic: include w x I w, default True (False: w stays constant between contacts).
         rotation_integrator: how a body's rotation is integrated (``dynamics.integrate``), default
             "midpoint": the free rigid body's flow over each step by the implicit midpoint rule on the
-            body-frame angular momentum with a Cayley rotation (conserves the world angular momentum
-            exactly and the kinetic energy to 1e-15 for a torque-free body; a 0.1 x 0.4 x 0.9 m box
-            spinning near its intermediate axis at 60 Hz keeps |L| to 1e-15 over 10 s and flips as
-            often as the exact motion). "euler": the implicit gyroscopic velocity update and the
-            first-order quaternion update used until issue 18 (it loses 17 % of that box's |L| in
-            10 s at 60 Hz).
+            body-frame angular momentum with a Cayley rotation (conserves a torque-free body's world
+            angular momentum and kinetic energy up to rounding: a 0.1 x 0.4 x 0.9 m box spinning near
+            its intermediate axis at 60 Hz keeps both to 4e-13 over 10 s and flips as often as the
+            exact motion). "euler": the implicit gyroscopic velocity update and the first-order
+            quaternion update used until issue 18 (it loses 17 % of that box's |L| in 10 s at 60 Hz).
         linear_damping, angular_damping: [1/s] velocity damping, default 0 (none).
     """
 

@@ -276,20 +276,28 @@ def apply_displacement(body_position, body_orientation, body_fixed, count, disp_
 
 
 @kernel
-def stop_approach(row_count, row_body, row_J, row_B, row_inv_diag, row_unseen, v_lin, v_ang, iterations):
-    """Inelastic Gauss-Seidel on the normal rows r with ``row_unseen[r]``: lambda_r >= 0 accumulated,
-    target J v = 0 (001 Alg. 4 without bias, friction or restitution), ``iterations`` sweeps. For the
-    contacts that the final detection found on bodies the step's velocity solve never saw (their
-    approach is otherwise never stopped: projection moves them out, gravity keeps accelerating).
-    Returns the total impulse [N s]."""
+def stop_approach(row_count, row_body, row_J, row_B, row_inv_diag, row_unseen, restitution, restitution_threshold,
+                  v_lin, v_ang, iterations):
+    """Gauss-Seidel on the normal rows r with ``row_unseen[r]`` (row r is contact r): lambda_r >= 0
+    accumulated, target J v = e u0- (Newton restitution e = ``restitution[r]`` when the approach speed
+    -u0 before the solve exceeds ``restitution_threshold`` [m/s], else 0; 001 Alg. 4 without bias or
+    friction), ``iterations`` sweeps. For the contacts that the final detection found on bodies the
+    step's velocity solve never saw (their approach is otherwise never stopped: projection moves them
+    out, gravity keeps accelerating). Returns the total impulse [N s]."""
     lam = np.zeros(row_count)
+    target = np.zeros(row_count)
+    for r in range(row_count):
+        if row_unseen[r]:
+            u0 = row_velocity(r, row_body, row_J, v_lin, v_ang)
+            if -u0 > restitution_threshold:
+                target[r] = -restitution[r] * u0
     total = 0.0
     for _ in range(iterations):
         for r in range(row_count):
             if not row_unseen[r]:
                 continue
             u = row_velocity(r, row_body, row_J, v_lin, v_ang)
-            new = lam[r] - u * row_inv_diag[r]
+            new = lam[r] + (target[r] - u) * row_inv_diag[r]
             if new < 0.0:
                 new = 0.0
             d = new - lam[r]

@@ -66,8 +66,9 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             step runs the narrow phase once instead of the paper's twice. Any change to the bodies
             between steps (set_position, a new body, a setting) makes the next step detect afresh.
             False runs Fig. 14 literally. Default True.
-        stop_unseen_contacts: after the final correction, an inelastic velocity solve (normal rows,
-            lambda >= 0, no approach) on the final contacts of bodies that had no contact row in the
+        stop_unseen_contacts: after the final correction, a velocity solve (normal rows, Newton
+            restitution above restitution_threshold, else no approach; lambda >= 0) on the final
+            contacts of bodies that had no contact row in the
             step's dynamics [tumble, issue 18]. Default True. Without it, a body whose contacts the
             final correction pushed apart each step was never seen by a velocity solve: a box
             (0.4, 0.35, 0.35) dropped from 1.5 m spinning at (0, 18, -18) rad/s, 60 Hz, sat at

@@ -255,8 +255,8 @@ class ShockSolver(Solver):
             rb = r.row_body[: r.count]
             unseen = ((rb[:, 0] >= 0) & ~seen[rb[:, 0]]) | ((rb[:, 1] >= 0) & ~seen[rb[:, 1]])
             if unseen.any():
-                stop_approach(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, unseen,
-                              b.body_linear_velocity, b.body_angular_velocity, s.iterations)
+                stop_approach(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, unseen, c.contact_restitution,
+                              s.restitution_threshold, b.body_linear_velocity, b.body_angular_velocity, s.iterations)
         moved = max(float(np.abs(disp_lin).max()), float(np.abs(disp_ang).max())) if n else 0.0
         if s.reuse_final_contacts and moved <= s.reuse_max_correction:
             # depth after the correction, to first order: depth - J_n disp (the rows are the normals)
