@@ -6,7 +6,8 @@
    axis) for 10 s at 60 Hz under every solver and both rotation integrators: the largest relative
    change of the world angular momentum, the largest relative rise of the kinetic energy, and the
    flips of the body-frame w_y against Euler's equations (scipy RK45, rtol 1e-10).
-2. The integration kernels' cost per spinning body (velocities + positions, 1000 bodies).
+2. The integration kernels' cost per spinning body (velocities + positions, 1000 bodies), and whole
+   steps of library scenes with either integrator (interleaved, best of 5).
 3. impulse: a 10 cm box on a 30 deg slope, mu 0.2, 240 Hz: distance slid in 1 s against the closed
    form g (sin th - mu cos th) / 2, for both kinetic friction directions.
 4. impulse: a chain of 2 x 10 x 20 cm dominoes 12 cm apart, the first tilted 10 deg, run for
@@ -87,6 +88,37 @@ def kernel_cost(n=1000, reps=200):
     return best
 
 
+def step_cost(make, integrator, steps, dt):
+    w = make()
+    w.settings.update(rotation_integrator=integrator)
+    for _ in range(10):
+        w.step(dt)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        w.step(dt)
+    return (time.perf_counter() - t0) / steps * 1e6
+
+
+def scene_costs():
+    def box(solver):
+        w = tb.World(solver=solver, gravity=(0.0, 0.0, 0.0))
+        w.add_body(tb.Box(HALF), mass=MASS, angular_velocity=(0.1, 5.0, 0.1))
+        return w
+
+    cases = [(f"spinning box {s}", (lambda s=s: box(s)), 300, 1 / 60) for s in ("pgs", "shock", "impulse")]
+    for name, solver in (("stack10", "pgs"), ("ball_grid125", "pgs"), ("chain50", "pgs"), ("box_stack25", "impulse"),
+                         ("stack10", "shock")):
+        spec = tb.scenes.spec(name)
+        cases.append((f"{name} {solver}", (lambda spec=spec, solver=solver: spec.build(solver=solver)), 100, spec.dt))
+    for name, make, steps, dt in cases:
+        best = {"euler": math.inf, "midpoint": math.inf}
+        for _ in range(5):
+            for integrator in best:
+                best[integrator] = min(best[integrator], step_cost(make, integrator, steps, dt))
+        e, m = best["euler"], best["midpoint"]
+        print(f"{name:22s} us/step euler {e:8.1f} midpoint {m:8.1f} ({100 * (m / e - 1):+5.1f} %)")
+
+
 def slope(direction):
     th = math.radians(30.0)
     q = quat_from_axis_angle((0, 1, 0), th)
@@ -125,6 +157,7 @@ def main():
             print(f"{solver:8s} {integrator:9s} max |dL|/|L| {dl:.2e}  max KE rise {de:+.1e}  flips {flips}")
     cost = kernel_cost()
     print(f"integration kernels per spinning body: euler {cost['euler']:.0f} ns, midpoint {cost['midpoint']:.0f} ns")
+    scene_costs()
     closed = 0.5 * 10.0 * (math.sin(math.radians(30)) - 0.2 * math.cos(math.radians(30)))
     print(f"slope 30 deg mu 0.2, 1 s: closed form {closed:.3f} m, static {slope('static'):.3f} m, "
           f"slip {slope('slip'):.3f} m")
