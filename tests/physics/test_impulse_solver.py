@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tumble as tb
-from tumble._core.math3d import quat_from_axis_angle
+from tumble._core.math3d import quat_from_axis_angle, quat_to_matrix_py
 
 G = (0.0, 0.0, -10.0)
 HP_DT = 1.0 / 240.0
@@ -101,22 +101,34 @@ def test_sliding_box_feels_mu_times_the_normal_impulse():
         w.step(HP_DT)
     c = w.contacts()
     assert c.impulse.sum() == pytest.approx(w.mass(b) * 10.0 * math.cos(th) * HP_DT, rel=0.01)
-    assert np.linalg.norm(c.friction_impulse, axis=1).sum() == pytest.approx(0.2 * c.impulse.sum(), rel=1e-6)
+    # rel 1e-4: a contact resolved several times in a step gets kinetic impulses against its slip after
+    # each, whose directions differ slightly, so |sum| <= mu sum j0 (measured 6e-6 below; Alg. 8's static
+    # direction, kinetic_friction_direction="static": 1e-7)
+    assert np.linalg.norm(c.friction_impulse, axis=1).sum() == pytest.approx(0.2 * c.impulse.sum(), rel=1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason="measured: the box slides 1.750 m in 1 s instead of g (sin th - mu cos th) "
-                   "/ 2 = 1.634 m (+7 %). Alg. 8's kinetic impulse points along the static solution's tangential "
-                   "impulse, not against the slip, so with one corner contact resolved at a time the box spins up "
-                   "(0.43 rad/s after 200 steps) and the friction vectors of its corners no longer add up along "
-                   "the slope. pgs slides 1.641 m.")
 def test_sliding_box_acceleration_closed_form():
-    """Test 19: a = g (sin th - mu cos th) within 2 % (the digest's criterion)."""
+    """Test 19: the distance slid in 1 s is g (sin th - mu cos th) / 2 = 1.634 m within 1 % (the digest's
+    criterion is 2 %). Alg. 8 literally (kinetic impulse along the static solution's tangential impulse,
+    ``kinetic_friction_direction="static"``) slid 1.750 m (+7 %, the box spun up to 0.35 rad/s and its
+    corners' friction vectors no longer added up along the slope); opposing the slip: 1.633 m."""
     w, b, th = _box_on_slope(30.0, 0.2)
     x0 = w.position(b).copy()
     for _ in range(int(1.0 / HP_DT)):
         w.step(HP_DT)
     a = 10.0 * (math.sin(th) - 0.2 * math.cos(th))
-    assert np.linalg.norm(w.position(b) - x0) == pytest.approx(0.5 * a, rel=0.02)
+    assert np.linalg.norm(w.position(b) - x0) == pytest.approx(0.5 * a, rel=0.01)
+
+
+def test_thesis_literal_kinetic_direction_slides_too_far():
+    """The thesis-literal option is kept and still measures +7 % (so the default's fix is what passes)."""
+    w, b, th = _box_on_slope(30.0, 0.2)
+    w.settings.update(kinetic_friction_direction="static")
+    x0 = w.position(b).copy()
+    for _ in range(int(1.0 / HP_DT)):
+        w.step(HP_DT)
+    a = 10.0 * (math.sin(th) - 0.2 * math.cos(th))
+    assert np.linalg.norm(w.position(b) - x0) > 1.05 * 0.5 * a
 
 
 def test_ten_box_tower_stands_and_sleeps():
@@ -232,3 +244,92 @@ def test_a_preset_named_for_a_scene_replaces_the_scenes_own_values():
     assert w.settings.restitution_threshold == tb.settings.IMPULSE_PRESETS["high_accuracy"]["restitution_threshold"]
     w = tb.scenes.build("spin_down", solver="impulse", preset="high_accuracy", restitution_threshold=0.02)
     assert w.settings.restitution_threshold == 0.02
+
+
+# ---------------------------------------------------------------- issue 18: only a held body sleeps
+def _tilted_on_ground(shape, tilt_deg, **settings):
+    """``shape`` tilted by ``tilt_deg`` about y, resting on its lowest point(s) on the ground, at rest."""
+    w = tb.World(gravity=G, solver="impulse", **settings)
+    w.add_body(tb.Plane(), fixed=True)
+    q = quat_from_axis_angle((0, 1, 0), math.radians(tilt_deg))
+    R = quat_to_matrix_py(q)
+    if isinstance(shape, tb.Box):
+        corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * shape.half_extents
+        z = -(corners @ R.T)[:, 2].min()
+    else:   # capsule: the lower end cap's sphere touches
+        z = shape.radius + shape.half_length * R[2, 2]
+    b = w.add_body(shape, position=(0.0, 0.0, z), orientation=tuple(q), mass=1.0)
+    return w, b
+
+
+def _tilt(w, b):
+    return math.degrees(math.acos(min(1.0, abs(quat_to_matrix_py(w.orientation(b))[2, 2]))))
+
+
+@pytest.mark.parametrize("shape, tilt", [
+    (tb.Box((0.01, 0.05, 0.1)), 7.0),       # 2 x 10 x 20 cm domino, tipping angle atan(0.1) = 5.7 deg
+    (tb.Box((0.01, 0.05, 0.1)), 15.0),
+    (tb.Box((0.025, 0.1, 0.2)), 10.0),      # the example scenes' 5 x 20 x 40 cm domino, tips at 7.1 deg
+    (tb.Box((0.1, 0.1, 0.1)), 50.0),        # a cube on an edge, past 45 deg
+    (tb.Capsule(0.02, 0.1), 10.0),          # a capsule on its end cap: no tilt is held
+])
+def test_body_tilted_past_its_tipping_angle_falls_instead_of_sleeping(shape, tilt):
+    """Measured before: every one of these fell asleep after the first step and stayed tilted forever
+    (Alg. 5 alone: released at rest, its motion bound is 0). Its centre of mass is outside its support,
+    so it must topple: lying down (tilt > 80 deg) within 2 s."""
+    w, b = _tilted_on_ground(shape, tilt)
+    w.step(HP_DT)
+    assert not w.sleeping[b]
+    w.run(2.0, HP_DT)
+    assert _tilt(w, b) > 80.0
+
+
+def test_thesis_literal_sleep_keeps_the_tilted_domino_up():
+    """``sleep_requires_support=False`` is Alg. 5 alone: the 7 deg domino sleeps at once and stays tilted."""
+    w, b = _tilted_on_ground(tb.Box((0.01, 0.05, 0.1)), 7.0, sleep_requires_support=False)
+    w.step(HP_DT)
+    assert w.sleeping[b]
+    w.run(1.0, HP_DT)
+    assert _tilt(w, b) == pytest.approx(7.0, abs=1e-6)
+
+
+def test_tilt_below_the_tipping_angle_does_not_topple():
+    """3 deg on a 2 x 20 cm domino (tips at 5.7 deg): gravity turns it back towards its base; it never
+    passes 3 deg. (Measured: it then rocks about upright, |w| ~ 0.2 rad/s, tilt 0-2 deg for 8 s, and stays
+    awake: the sequential corner impulses of the landing edge do not take the rocking out.)"""
+    w, b = _tilted_on_ground(tb.Box((0.01, 0.05, 0.1)), 3.0)
+    most = 0.0
+    for _ in range(int(4.0 / HP_DT)):
+        w.step(HP_DT)
+        most = max(most, _tilt(w, b))
+    assert most < 3.0 + 1e-6
+    assert _tilt(w, b) < 2.5
+
+
+@pytest.mark.parametrize("shape, z", [(tb.Sphere(0.05), 0.05), (tb.Capsule(0.02, 0.1), 0.02),
+                                      (tb.Box((0.05, 0.05, 0.05)), 0.05)])
+def test_held_bodies_still_fall_asleep(shape, z):
+    """A sphere (one support point under its centre), a capsule lying down (two), a box on its face."""
+    w = tb.World(gravity=G, solver="impulse")
+    w.add_body(tb.Plane(), fixed=True)
+    q = quat_from_axis_angle((0, 1, 0), math.pi / 2) if isinstance(shape, tb.Capsule) else (1.0, 0.0, 0.0, 0.0)
+    b = w.add_body(shape, position=(0.0, 0.0, z), orientation=tuple(q), mass=1.0)
+    w.run(0.25, HP_DT)
+    assert w.sleeping[b]
+
+
+def test_domino_chain_falls_with_sleeping_on():
+    """12 dominoes 2 x 10 x 20 cm, 12 cm apart, the first tilted 10 deg: all fall (measured before: none;
+    with sleeping off: all)."""
+    w = tb.World(gravity=G, solver="impulse")
+    w.add_body(tb.Plane(), fixed=True)
+    ids = []
+    for k in range(12):
+        th = 10.0 if k == 0 else 0.0
+        q = quat_from_axis_angle((0, 1, 0), math.radians(th))
+        R = quat_to_matrix_py(q)
+        corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * (0.01, 0.05, 0.1)
+        ids.append(w.add_body(tb.Box((0.01, 0.05, 0.1)), position=(0.12 * k, 0.0, -(corners @ R.T)[:, 2].min()),
+                              orientation=tuple(q), mass=0.1))
+    w.run(3.0, HP_DT)
+    assert all(_tilt(w, i) > 45.0 for i in ids)

@@ -3,7 +3,7 @@
     collide:               body frames -> geoms -> broad phase -> narrow phase -> contact cache
     prepare_rows:          contact rows (normal + 2 friction per point) and the joint rows after them
     integrate_velocities:  u += h M^-1 (f_ext - w x I w)       (000 eq. 45d's external part)
-    integrate_positions:   x += h v, q += h/2 w q
+    integrate_positions:   x += h v, the rotation over h (free rigid-body flow or q += h/2 w q)
     joint stages:          write_joint_rows, finish_joints, project_joints, joint_coordinates
 
 Each stage takes the core state (``_core.state.CoreState``) and calls kernels; ``lap`` times a stage
@@ -25,6 +25,7 @@ from tumble._core.contact.cache import match_cache
 from tumble._core.contact.layers import stack_heights
 from tumble._core.contact.rows import count_body_contacts, prepare_contact_rows
 from tumble._core.dynamics.integrate import integrate_positions as _integrate_positions
+from tumble._core.dynamics.integrate import integrate_positions_midpoint as _integrate_positions_midpoint
 from tumble._core.dynamics.integrate import integrate_velocities as _integrate_velocities
 from tumble._core.dynamics.integrate import update_body_frames
 from tumble._core.dynamics.joints.projection import project_joints as _project_joints
@@ -175,15 +176,33 @@ def integrate_velocities(core, h: float) -> None:
     b, s = core.bodies, core.settings
     _integrate_velocities(b.body_linear_velocity, b.body_angular_velocity, b.body_orientation, b.body_inv_mass,
                           b.body_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed,
-                          b.count, core.gravity, h, s.gyroscopic, s.linear_damping, s.angular_damping)
+                          b.count, core.gravity, h, velocity_gyroscopic(s), s.linear_damping, s.angular_damping)
+
+
+def velocity_gyroscopic(s) -> bool:
+    """Whether the velocity update applies -w x I w: only the "euler" rotation integrator (the
+    "midpoint" one applies it in the position update, ``free_rotation``)."""
+    return bool(s.gyroscopic) and s.rotation_integrator == "euler"
+
+
+def free_rotation(s) -> bool:
+    """Whether the position update is the free rigid body's flow (``integrate_positions_midpoint``)."""
+    return bool(s.gyroscopic) and s.rotation_integrator == "midpoint"
 
 
 def integrate_positions(core, h: float, frozen=None) -> None:
-    """x += h v, q += h/2 w q for every body that is neither fixed nor in ``frozen`` ((n,) bool)."""
+    """x += h v and the rotation over h for every body that is neither fixed nor in ``frozen``
+    ((n,) bool): q += h/2 w q ("euler", or no gyroscopic term), else the free rigid body's flow,
+    which also turns w (its world angular momentum kept; ``dynamics.integrate``)."""
     b = core.bodies
     held = b.body_fixed if frozen is None else frozen
-    _integrate_positions(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
-                         held, b.count, h)
+    if free_rotation(core.settings):
+        _integrate_positions_midpoint(b.body_position, b.body_orientation, b.body_linear_velocity,
+                                      b.body_angular_velocity, b.body_inertia_local, b.body_inv_inertia_local, held,
+                                      b.count, h)
+    else:
+        _integrate_positions(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
+                             held, b.count, h)
 
 
 # ---------------------------------------------------------------------------------------- joints

@@ -109,6 +109,10 @@ class SolverSettings:
             raise
 
 
+#: ContactSettings.rotation_integrator choices
+ROTATION_INTEGRATORS = ("midpoint", "euler")
+
+
 @dataclass
 class ContactSettings:
     """The contact and integration model every solver shares.
@@ -120,7 +124,14 @@ class ContactSettings:
             sway and fall (stack10 max drift 1.6 m with a 2 mm margin); raise it for fast small
             bodies. Solvers may set their own default (shock: 1 mm).
         restitution_threshold: [m/s] approach speeds below this do not bounce, default 0.5.
-        gyroscopic: include w x I w, integrated implicitly (stable form), default True.
+        gyroscopic: include w x I w, default True (False: w stays constant between contacts).
+        rotation_integrator: how a body's rotation is integrated (``dynamics.integrate``), default
+            "midpoint": the free rigid body's flow over each step by the implicit midpoint rule on the
+            body-frame angular momentum with a Cayley rotation (conserves a torque-free body's world
+            angular momentum and kinetic energy up to rounding: a 0.1 x 0.4 x 0.9 m box spinning near
+            its intermediate axis at 60 Hz keeps both to 4e-13 over 10 s and flips as often as the
+            exact motion). "euler": the implicit gyroscopic velocity update and the first-order
+            quaternion update used until issue 18 (it loses 17 % of that box's |L| in 10 s at 60 Hz).
         linear_damping, angular_damping: [1/s] velocity damping, default 0 (none).
     """
 
@@ -129,9 +140,11 @@ class ContactSettings:
     gyroscopic: bool = True
     linear_damping: float = 0.0
     angular_damping: float = 0.0
+    rotation_integrator: str = "midpoint"
 
     def validate(self) -> None:
         super().validate()
+        check_choice("rotation_integrator", self.rotation_integrator, ROTATION_INTEGRATORS)
         for name in ("contact_margin", "restitution_threshold", "linear_damping", "angular_damping"):
             check_nonnegative(name, getattr(self, name))
 

@@ -18,7 +18,7 @@ from tumble._core import stages
 from tumble._core.solvers.impulse import driver
 from tumble._core.solvers.impulse.counters import step_counters
 from tumble._core.solvers.impulse.settings import ImpulseSettings
-from tumble._core.solvers.impulse.sleeping import sleep_check, velocity_update
+from tumble._core.solvers.impulse.sleeping import sleep_check_supported, velocity_update
 from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.storage import Store
 
@@ -106,7 +106,7 @@ class ImpulseSolver(Solver):
             m, c.contact_body_a, c.contact_body_b, c.contact_normal, n, b.body_fixed, sl.body_asleep,
             sl.body_support_count, b.body_mass, v, om, sl.body_reach, b.body_force, b.body_torque, b.body_orientation,
             b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_world, core.gravity, dt, s.gravity_damping,
-            s.gravity_damping_threshold, s.gyroscopic, s.linear_damping, s.angular_damping)
+            s.gravity_damping_threshold, stages.velocity_gyroscopic(s), s.linear_damping, s.angular_damping)
         t = stages.lap(prof, "velocities", t)
 
         mu = c.contact_friction[:m]
@@ -116,11 +116,15 @@ class ImpulseSolver(Solver):
                                 s.resolution_threshold, s.restitution_threshold, s.max_iterations_factor,
                                 s.shock_propagation, s.shock_iterations_factor, s.contact_order == "closing_speed",
                                 c.contact_normal_impulse, c.contact_friction_impulse, s.parallel_batches,
-                                stage_below_only=s.shock_stage_contacts == "below")
+                                stage_below_only=s.shock_stage_contacts == "below",
+                                slip_speed=(float(np.linalg.norm(core.gravity)) * dt
+                                            if s.kinetic_friction_direction == "slip" else math.inf))
         t = stages.lap(prof, "resolution", t)
 
-        asleep = sleep_check(n, b.body_fixed, sl.body_asleep, v, om, sl.body_reach, sl.body_sleep_motion,
-                             s.sleep_threshold, s.sleep_bias, s.sleep_rwa_max_factor * s.sleep_threshold ** 2)
+        asleep = sleep_check_supported(n, b.body_fixed, sl.body_asleep, v, om, sl.body_reach, sl.body_sleep_motion,
+                                       s.sleep_threshold, s.sleep_bias, s.sleep_rwa_max_factor * s.sleep_threshold ** 2,
+                                       s.sleep_requires_support, m, c.contact_body_a, c.contact_body_b, c.contact_point,
+                                       c.contact_normal, b.body_position, core.gravity, s.sleep_support_margin)
         stages.lap(prof, "sleeping", t)
         (largest, pen, corr, unres, moved, its, left, shock_its, shock_batches,
          fixed) = step_counters(bt.count, bt.batch_contact_start, cstats, rstats, n, b.body_fixed)

@@ -26,12 +26,14 @@ from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.solvers.shock.kernels import (
     accumulate_displacement,
     apply_displacement,
+    apply_displacement_free,
     correction,
     layer_targets,
     load_layer_impulses,
     prepare_normal_rows,
     shock_propagation,
     solve_dynamics,
+    stop_approach,
     store_layer_impulses,
     update_depths,
 )
@@ -154,7 +156,11 @@ class ShockSolver(Solver):
             worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
                                   r.row_owner, _correction_target(c, s), 0.0, lam_c, disp_lin, disp_ang,
                                   s.correction_iterations, s.correction_tolerance)
-        apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+        if stages.free_rotation(s):
+            apply_displacement_free(b.body_position, b.body_orientation, b.body_angular_velocity, b.body_inertia_local,
+                                    b.body_inv_inertia_local, b.body_fixed, n, disp_lin, disp_ang, dt)
+        else:
+            apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
         # warm start of the a dt solve: its per-step impulse; reactions: the whole step's impulses
         stages.finish_joints(core, offset, r.row_lambda, dt, lam_step)
         core.counters["layer_penetration"] = float(worst)
@@ -164,7 +170,11 @@ class ShockSolver(Solver):
             t = stages.lap(prof, "joints", t)
 
         if s.final_correction and s.correction_iterations > 0:
-            self._final_correction(core, height, disp_lin, disp_ang, prof, t)
+            seen = None
+            if s.stop_unseen_contacts:     # bodies with a contact row in this step's dynamics
+                seen = np.zeros(n + 1, dtype=np.bool_)
+                seen[r.row_body[:offset].ravel()] = True     # index -1 (a fixed side) marks the spare slot
+            self._final_correction(core, height, disp_lin, disp_ang, prof, t, seen)
 
     def _propagate(self, core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin, disp_ang, prof, t):
         """Shock propagation (Fig. 12): dynamics((1 - a) dt) and correction() layer by layer, bottom-up,
@@ -225,7 +235,7 @@ class ShockSolver(Solver):
         lam_step[offset:] += lam[offset:rows]
         return worst, t
 
-    def _final_correction(self, core, height, disp_lin, disp_ang, prof, t):
+    def _final_correction(self, core, height, disp_lin, disp_ang, prof, t, seen=None):
         """detect(t + dt) and correction() on the new contacts (the last two lines of Fig. 14)."""
         b, r, s = core.bodies, core.rows, core.settings
         n = b.count
@@ -245,6 +255,14 @@ class ShockSolver(Solver):
                               s.correction_iterations, s.correction_tolerance)
         apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
         core.counters["final_penetration"] = float(worst)
+        if seen is not None and r.count:
+            # the contacts of bodies the velocity solve did not see: stop their approach (projection
+            # alone moves them out and leaves the velocity, which then grows under gravity each step)
+            rb = r.row_body[: r.count]
+            unseen = ((rb[:, 0] >= 0) & ~seen[rb[:, 0]]) | ((rb[:, 1] >= 0) & ~seen[rb[:, 1]])
+            if unseen.any():
+                stop_approach(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, unseen, c.contact_restitution,
+                              s.restitution_threshold, b.body_linear_velocity, b.body_angular_velocity, s.iterations)
         moved = max(float(np.abs(disp_lin).max()), float(np.abs(disp_ang).max())) if n else 0.0
         if s.reuse_final_contacts and moved <= s.reuse_max_correction:
             # depth after the correction, to first order: depth - J_n disp (the rows are the normals)
