@@ -10,7 +10,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
-	bench-fixed-cost bench-soak bench-fem bench-gauss lint \
+	bench-fixed-cost bench-soak bench-fem bench-gauss bench-rotation lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -101,9 +101,15 @@ bench-impulse: peers warm
 	$(BIN)/python benchmarks/impulse.py
 
 # paper 002 in the plane (tumble.gauss2d): 5x5 tower, QP back ends, time per QP vs size, claims:
-# benchmarks/results/<machine>/gauss2d.md + gauss2d_collapse.png
-bench-gauss: venv
+# benchmarks/results/<machine>/gauss2d.md + gauss2d_collapse.png; then the 3-D gauss solver against
+# shock and pgs on stack10 / pyramid20 / wall200: gauss_world.md
+bench-gauss: warm
 	$(BIN)/python benchmarks/gauss.py
+	$(BIN)/python benchmarks/gauss_world.py
+
+# the rotation integrator and the issue-18 defects (spin, slope, dominoes): rotation.md
+bench-rotation: warm
+	$(BIN)/python benchmarks/rotation.py
 
 # 600 frames of two 1000-body runs rendered headless to MP4: benchmarks/results/<machine>/render.md
 bench-render: venv system-deps
