@@ -46,6 +46,16 @@ def solvers() -> list[dict]:
                     **dataclasses.asdict(cls.capabilities)})
     return out
 
+def __getattr__(name):
+    # tb.sweep is loaded on first use so that `import tumble` stays light (tumble.sweep is itself
+    # callable: once imported, Python binds the attribute to the package module)
+    if name == "sweep":
+        import importlib
+
+        return importlib.import_module("tumble.sweep")
+    raise AttributeError(f"module 'tumble' has no attribute {name!r}")
+
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -55,5 +65,5 @@ __all__ = [
     "MaterialError", "BodyQuarantined", "SettingsError", "SceneError", "RecordingError", "SimulationError",
     "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "solvers", "__version__",
+    "solvers", "sweep", "__version__",
 ]

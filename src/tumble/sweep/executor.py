@@ -1,0 +1,139 @@
+"""The sweep's executor on Dask distributed.
+
+Why Dask distributed and not Ray (measured on this 2-core machine by ``benchmarks/sweep_engines.py``,
+numbers in ``benchmarks/results/local-2core-amd-epyc/sweep.md``): an embedded local cluster starts in
+about a second or two against several seconds for ``ray.init``, its processes hold a fraction of
+Ray's resident memory (Ray adds a GCS server, a raylet, a dashboard agent and a log monitor per
+node), the per-task overhead of both is a few milliseconds (invisible next to a tumble run of
+hundreds of milliseconds or more), and it is a plain pip dependency with no native daemon. Ray's
+strengths (actors, object store for big arrays, autoscaling) buy nothing for independent runs that
+return a few numbers.
+
+Without ``address`` a ``LocalCluster`` of worker processes (one thread each: a run is one Numba
+thread) is started on this machine; with one, the client connects to an existing scheduler
+(``dask scheduler`` + ``dask worker`` on the cluster's machines, each with tumble importable and
+the same ``NUMBA_CACHE_DIR``).
+
+Kernels: every worker process loads the Numba kernels once, from the shared on-disk cache
+(``NUMBA_CACHE_DIR``, inherited by local workers; unset, Numba's default ``__pycache__`` next to
+the sources, equally shared), in a warm-up (a worker plugin: it also runs on workers that join or
+are restarted later) that steps the sweep's first scene once under every solver; runs then find the
+kernels in memory.
+
+Failures: a run's own exception, non-finite state or timeout is recorded by the runner. A worker
+that dies (killed, out of memory) has its run re-scheduled by the Dask scheduler, up to ``retries``
+times (``distributed.scheduler.allowed-failures`` on the local cluster; ``retries=`` of the task
+for exceptions escaping the runner); after that the run is recorded with the KilledWorker error.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable
+
+from tumble.sweep.expand import Run
+from tumble.sweep.runner import execute, warm_up
+
+#: Local cluster default: one worker process per core (os.cpu_count()).
+DEFAULT_WORKERS = None
+
+
+def _warm_plugin(scene: str, params: dict, solvers: list[str], dt):
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class TumbleWarmUp(WorkerPlugin):
+        """Loads the sweep's kernels into a worker when it starts (or now, for running workers)."""
+
+        def setup(self, worker):
+            t0 = time.perf_counter()
+            warm_up(scene, params, solvers, dt)
+            worker.tumble_warm_up_s = time.perf_counter() - t0
+
+    return TumbleWarmUp()
+
+
+def _warm_times(dask_worker=None):
+    return getattr(dask_worker, "tumble_warm_up_s", None)
+
+
+class Engine:
+    """A Dask client, on a local cluster it owns or on an existing scheduler. Use as a context manager."""
+
+    def __init__(self, address: str | None = None, workers: int | None = DEFAULT_WORKERS, retries: int = 2,
+                 client=None):
+        import dask
+        from distributed import Client, LocalCluster
+
+        self.cluster = None
+        self.own_client = client is None
+        t0 = time.perf_counter()
+        if client is not None:
+            self.client = client
+        elif address:
+            self.client = Client(address, timeout="30s")
+        else:
+            n = workers or os.cpu_count() or 1
+            with dask.config.set({"distributed.scheduler.allowed-failures": retries,
+                                  "distributed.worker.daemon": False}):
+                self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, silence_logs=logging.ERROR)
+            self.client = Client(self.cluster)
+        self.start_s = time.perf_counter() - t0
+        self.warm_up_s: dict = {}
+
+    def workers(self) -> int:
+        return len(self.client.scheduler_info()["workers"])
+
+    def warm(self, scene: str, params: dict, solvers: list[str], dt) -> dict:
+        """Register the warm-up plugin (runs now on every worker, later on new ones); returns
+        {worker address: warm-up seconds}."""
+        name = "tumble-warm-up-" + uuid.uuid4().hex[:8]
+        self.client.register_plugin(_warm_plugin(scene, params, solvers, dt), name=name)
+        self.warm_up_s = self.client.run(_warm_times)
+        return self.warm_up_s
+
+    def map_runs(self, runs: Iterable[Run], on_record: Callable[[dict], None], retries: int = 2,
+                 progress: bool = True) -> None:
+        """Submit every run; call ``on_record(record)`` in the caller's thread as each finishes (any
+        order). Progress (done/total, rate, ETA) goes to stderr."""
+        from distributed import as_completed
+        from tqdm import tqdm
+
+        runs = list(runs)
+        token = uuid.uuid4().hex[:8]          # a resumed sweep in the same client gets fresh task keys
+        futures = {}
+        for r in runs:
+            f = self.client.submit(execute, r, key=f"tumble-run-{r.run_id}-{token}", retries=retries, pure=False)
+            futures[f.key] = (f, r)
+        bar = tqdm(total=len(runs), desc="sweep", unit="run", file=sys.stderr, disable=not progress,
+                   dynamic_ncols=True)
+        errors = 0
+        for f in as_completed([f for f, _ in futures.values()]):
+            run = futures[f.key][1]
+            try:
+                rec = f.result()
+            except Exception as e:  # noqa: BLE001  (worker died past its retries, or a pickling error)
+                rec = {"run_id": run.run_id, "metrics": {}, "wall_s": float("nan"), "steps": 0,
+                       "error": f"{type(e).__name__}: {e}", "worker": None}
+            errors += rec["error"] is not None
+            on_record(rec)
+            f.release()
+            bar.set_postfix(errors=errors, refresh=False)
+            bar.update(1)
+        bar.close()
+
+    def close(self) -> None:
+        if self.own_client:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
