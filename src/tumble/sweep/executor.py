@@ -80,7 +80,7 @@ class Engine:
             with dask.config.set({"distributed.scheduler.allowed-failures": retries,
                                   "distributed.worker.daemon": False}):
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.ERROR)
+                                            dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         self.start_s = time.perf_counter() - t0
         self.warm_up_s: dict = {}

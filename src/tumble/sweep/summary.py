@@ -126,4 +126,20 @@ def plot(rows: list[dict], varied: list[str], jittered: list[str], folder, title
             fig.savefig(path)
             plt.close(fig)
             written.append(path)
+        if jittered:
+            # an ensemble: the distribution of the outcome over the jittered runs, per solver
+            fig, ax = plt.subplots(figsize=(6, 4), dpi=90)
+            solvers = sorted({r["solver"] for r in ok})
+            data = [[v for r in ok if r["solver"] == sv and (v := _num(r.get(m))) is not None] for sv in solvers]
+            if any(data):
+                ax.hist(data, bins=min(20, max(5, len(ok) // 4)), label=solvers, alpha=0.8)
+                ax.set_xlabel(name)
+                ax.set_ylabel("runs")
+                ax.set_title(f"{title}: distribution of {name} over jittered runs" if title else name, fontsize=10)
+                ax.legend(fontsize=8)
+                fig.tight_layout()
+                path = folder / f"{name}_distribution.png"
+                fig.savefig(path)
+                written.append(path)
+            plt.close(fig)
     return written
