@@ -117,7 +117,10 @@ def plot(rows: list[dict], varied: list[str], jittered: list[str], folder, title
                 xs = sorted(by)
                 ax.plot(xs, [_mean(by[x]) for x in xs], "o-", label=label)
             ax.set_xlabel(p + (" (jittered, as run)" if p in jittered else ""))
-            ax.set_ylabel(name + (" (fraction of runs)" if name == "standing" else " (mean over runs)"))
+            if p in jittered:
+                ax.set_ylabel(name + " (per run)")
+            else:
+                ax.set_ylabel(name + (" (fraction of runs)" if name == "standing" else " (mean over runs)"))
             ax.set_title(f"{title}: {name} vs {p}" if title else f"{name} vs {p}", fontsize=10)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
