@@ -1,7 +1,7 @@
 """Sweeps on Dask (issue 20): engine choice, per-run overhead, 1..N-worker scaling, and a 64-worker
 estimate for the example sweeps. Writes benchmarks/results/<machine>/sweep.md and sweep.json.
 
-    .venv/bin/python benchmarks/sweep.py [--quick] [--runs 16] [--seconds 0.5] [--engines dask,ray]
+    .venv/bin/python benchmarks/sweep.py [--quick] [--runs 24] [--seconds 20] [--engines dask,ray]
 
 1. Engines: an embedded local cluster of Dask distributed and of Ray (when importable) with 2 worker
    processes: start-up (until a client can submit), the overhead of a trivial task (wall / tasks with
@@ -43,6 +43,11 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "sweeps" / "results"
 #: Workers of the cluster the example sweeps are projected onto.
 BIG_CLUSTER = 64
+#: [s] compiling every solver's kernels into an empty NUMBA_CACHE_DIR on this machine (the `make warm`
+#: set: stack3_nocache one step under pgs, shock, jacobi, impulse + the impulse driver's warm()),
+#: measured once on 2026-11-23 while the machine was busy; what each worker would pay per sweep
+#: without the shared on-disk cache.
+COLD_COMPILE_S = 299.0
 
 
 def _trivial(i):
@@ -111,38 +116,62 @@ def _engine_ray(tasks: int, workers: int) -> dict:
     return {"engine": "ray", "start_s": start, "trivial_ms": trivial * 1e3, "short_ms": short * 1e3, "rss_mb": rss}
 
 
-def engines(names: list[str], tasks: int, workers: int) -> tuple[float, list[dict]]:
+def engines(names: list[str], tasks: int, workers: int, reps: int) -> tuple[float, list[dict]]:
+    """Each engine ``reps`` times, the engines alternating (the shared machine's load drifts); returns
+    the in-process short run [ms] and one row per engine with the median of every number and the range
+    of the task times."""
+    import statistics
+
     _short_run(0)
     t0 = time.perf_counter()
     for i in range(10):
         _short_run(i)
     inproc = (time.perf_counter() - t0) / 10 * 1e3
+    samples: dict[str, list[dict]] = {}
+    for rep in range(reps):
+        for name in names:
+            try:
+                r = (_engine_dask if name == "dask" else _engine_ray)(tasks, workers)
+            except ImportError as e:
+                log(f"engine {name}: not installed ({e})")
+                continue
+            samples.setdefault(name, []).append(r)
+            log(f"engine {name} #{rep + 1}: {r}")
     out = []
-    for name in names:
-        try:
-            out.append((_engine_dask if name == "dask" else _engine_ray)(tasks, workers))
-        except ImportError as e:
-            log(f"engine {name}: not installed ({e})")
-        log(f"engine {name}: {out[-1] if out else ''}")
+    for name, rs in samples.items():
+        row = {"engine": name, "reps": len(rs)}
+        for k in ("start_s", "trivial_ms", "short_ms", "rss_mb"):
+            vals = [r[k] for r in rs]
+            row[k], row[k + "_min"], row[k + "_max"] = statistics.median(vals), min(vals), max(vals)
+        out.append(row)
     return inproc, out
 
 
-def scaling(runs: int, seconds: float, workers: list[int]) -> list[dict]:
+def scaling(runs: int, seconds: float, workers: list[int], reps: int) -> list[dict]:
+    """The same sweep on each worker count, ``reps`` times alternating; per count the repetition with
+    the median time from submission to last result, and the speed-up/efficiency from those medians."""
     import tumble as tb
 
     spec = {"sweep": {"scene": "stack3_nocache", "seconds": seconds, "repeats": runs, "seed": 1,
                       "metrics": ["standing", "max_penetration"]}}
+    samples: dict[int, list[dict]] = {}
+    for rep in range(reps):
+        for w in workers:
+            res = tb.sweep(spec, workers=w, progress=False)
+            walls = [r["wall_s"] for r in res.rows]
+            t_run = sum(walls) / len(walls)
+            r = {"workers": w, "runs": len(walls), "start_s": res.start_s,
+                 "warm_up_s": max(v for v in res.warm_up_s.values() if v is not None),
+                 "map_s": res.map_s, "t_run_s": t_run, "t_run_max_s": max(walls),
+                 "overhead_s": res.map_s * w / len(walls) - t_run, "total_s": res.wall_s, "errors": res.errors}
+            samples.setdefault(w, []).append(r)
+            log(f"scaling {w} workers #{rep + 1}: {r}")
     out = []
     for w in workers:
-        res = tb.sweep(spec, workers=w, progress=False)
-        walls = [r["wall_s"] for r in res.rows]
-        t_run = sum(walls) / len(walls)
-        out.append({"workers": w, "runs": len(walls), "start_s": res.start_s,
-                    "warm_up_s": max(v for v in res.warm_up_s.values() if v is not None),
-                    "map_s": res.map_s, "t_run_s": t_run, "t_run_max_s": max(walls),
-                    "overhead_s": res.map_s * w / len(walls) - t_run, "total_s": res.wall_s,
-                    "errors": res.errors})
-        log(f"scaling {w} workers: {out[-1]}")
+        rs = sorted(samples[w], key=lambda r: r["map_s"])
+        row = dict(rs[len(rs) // 2])
+        row["map_s_all"] = [r["map_s"] for r in samples[w]]
+        out.append(row)
     t1 = out[0]["map_s"] * out[0]["workers"]
     for r in out:
         r["speedup"] = t1 / r["map_s"]
@@ -169,19 +198,37 @@ def examples(over_s: float, start_s: float, warm_s: float) -> list[dict]:
     return out
 
 
+def choice_lines(eng: list[dict]) -> list[str]:
+    """Why Dask, from the engine table's medians (both engines measured), else nothing."""
+    by = {e["engine"]: e for e in eng}
+    if not {"dask", "ray"} <= set(by):
+        return []
+    d, r = by["dask"], by["ray"]
+    extra_ms = 2 * (d["trivial_ms"] - r["trivial_ms"])     # per task-slot: 2 tasks ran at a time
+    return [f"Choice: **Dask distributed**. Ray's tasks cost less ({fmt(extra_ms)} ms more per task for "
+            "Dask, in a worker's time), but tumble runs take 0.1 s (mass_ratio) to a minute (tower_roof), "
+            f"so that is at most {fmt(100 * extra_ms / 108)} % of the shortest example run; Ray's local "
+            f"start-up is {fmt(r['start_s'] / d['start_s'])}x Dask's ({fmt(r['start_s'])} s against "
+            f"{fmt(d['start_s'])} s, paid by every `tumble sweep` without --address) and its processes "
+            f"hold {fmt(r['rss_mb'] / d['rss_mb'])}x the memory ({fmt(r['rss_mb'])} against "
+            f"{fmt(d['rss_mb'])} MiB: GCS, raylet and agents besides the workers). Dask is also plain pip "
+            "packages with a client that connects to any existing scheduler (`--address`)."]
+
+
 def main() -> None:
     ap = benchmark_arguments(__doc__.splitlines()[0], "4 runs of 0.1 s, 40 trivial tasks", "unused")
-    ap.add_argument("--runs", type=int, default=16)
-    ap.add_argument("--seconds", type=float, default=0.5)
+    ap.add_argument("--runs", type=int, default=24)
+    ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--tasks", type=int, default=200)
     ap.add_argument("--engines", default="dask,ray")
     ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of each engine and worker count (median)")
     a = ap.parse_args()
     if a.quick:
-        a.runs, a.seconds, a.tasks = 4, 0.1, 40
+        a.runs, a.seconds, a.tasks, a.reps = 4, 0.1, 40, 1
     start = start_run(a)
-    inproc, eng = engines([e for e in a.engines.split(",") if e], a.tasks, 2)
-    sc = scaling(a.runs, a.seconds, [int(w) for w in a.workers.split(",")])
+    inproc, eng = engines([e for e in a.engines.split(",") if e], a.tasks, 2, a.reps)
+    sc = scaling(a.runs, a.seconds, [int(w) for w in a.workers.split(",")], a.reps)
     one = sc[0]
     ex = examples(one["overhead_s"], max(r["start_s"] for r in sc), max(r["warm_up_s"] for r in sc))
     meta = run_meta(start, "benchmarks/sweep.py", None, a.quick)
@@ -192,24 +239,47 @@ def main() -> None:
              f"A short tumble run (stack3_nocache, 6 steps of pgs) takes {fmt(inproc)} ms in-process.", "",
              md_table(["engine", "start-up [s]", "trivial task [ms]", "short run via engine [ms]",
                        "processes' RSS [MiB]"],
-                      [[e["engine"], fmt(e["start_s"]), fmt(e["trivial_ms"]), fmt(e["short_ms"]), fmt(e["rss_mb"])]
-                       for e in eng]), "",
-             "Task times are wall / tasks with both workers busy (2 tasks at a time).", "",
+                      [[e["engine"]] + [f"{fmt(e[k])} ({fmt(e[k + '_min'])}-{fmt(e[k + '_max'])})"
+                                        for k in ("start_s", "trivial_ms", "short_ms", "rss_mb")] for e in eng]), "",
+             f"Median (min-max) of {a.reps} repetitions, engines alternating. Task times are wall / tasks with "
+             "both workers busy (2 tasks at a time), so a task costs 2x that of a worker's time; the short run "
+             "through an engine minus half the in-process time is the engine's cost per run.", "",
+             *choice_lines(eng), "",
              f"## tumble.sweep: {a.runs} runs of stack3_nocache ({a.seconds:g} s, pgs), 1 and 2 workers", "",
              md_table(["workers", "start-up [s]", "warm-up/worker [s]", "submit->last [s]", "run on worker [s]",
                        "longest run [s]", "overhead/run [s]", "speed-up", "efficiency"],
                       [[r["workers"], fmt(r["start_s"]), fmt(r["warm_up_s"]), fmt(r["map_s"]), fmt(r["t_run_s"]),
                         fmt(r["t_run_max_s"]), fmt(r["overhead_s"]), fmt(r["speedup"]), fmt(r["efficiency"])]
                        for r in sc]), "",
+             f"Each row: the repetition with the median submit->last time of {a.reps} (all: "
+             + "; ".join(f"{r['workers']} workers " + ", ".join(fmt(x) for x in r["map_s_all"]) + " s" for r in sc)
+             + "). Speed-up and efficiency from submit->last (start-up and warm-up are once per sweep).", "",
              "overhead/run = (submit->last) x workers / runs - mean run time on the worker: scheduling, "
              "pickling, result transfer, and any time a worker waits for the next task.", "",
+             f"Kernels: each worker's warm-up loads them from the shared Numba cache in {fmt(one['warm_up_s'])} s "
+             f"(median row, 1 worker); compiling them into an empty cache took {COLD_COMPILE_S:.0f} s here "
+             f"(every solver), which a worker without the shared cache would pay once per process. The runs "
+             f"then take {fmt(one['t_run_s'])} s on average and {fmt(one['t_run_max_s'])} s at most: no run "
+             "compiles.", "",
+             f"Scaling: both workers share the 2 cores with the other processes of this machine (see the CPU "
+             f"line above), so a run takes longer with 2 workers ({fmt(sc[-1]['t_run_s'])} s against "
+             f"{fmt(one['t_run_s'])} s alone): the efficiency below 1 is the cores' contention, not the "
+             "engine's overhead, which is the overhead/run column.", "",
              f"## Example sweeps: measured here, and the model for {BIG_CLUSTER} workers", "",
              f"T(W) = max(N_runs x (t_run + t_over) / W, longest run) + t_start + t_warm, with t_over = "
              f"{fmt(one['overhead_s'])} s, t_start and t_warm from the table above.", "",
              md_table(["sweep", "runs", "mean run [s]", "longest run [s]", "T(1) [s]", "T(2) [s]",
                        f"T({BIG_CLUSTER}) [s]"],
                       [[e["sweep"], e["runs"], fmt(e["t_run_s"]), fmt(e["t_run_max_s"]), fmt(e["T1_s"]),
-                        fmt(e["T2_s"]), fmt(e[f"T{BIG_CLUSTER}_s"])] for e in ex])]
+                        fmt(e["T2_s"]), fmt(e[f"T{BIG_CLUSTER}_s"])] for e in ex]), "",
+             f"Mean and longest run: the examples' summary.csv (group means of the runs' wall time on 2 "
+             f"workers of this machine). On {BIG_CLUSTER} workers every example sweep is bound by its longest "
+             "run (tower_roof: one shock run at low friction) or by start-up + warm-up (mass_ratio, "
+             f"bullet_stacks: under a second of work per worker): they could grow to about {BIG_CLUSTER} x "
+             "(longest run / mean run) runs at no extra wall time. The model assumes the cluster's cores run "
+             "a run as fast as these, a start-up like the local cluster's (with --address it is a "
+             "connection, the workers are already up) and per-run overhead as measured here (a remote "
+             "scheduler adds network round trips of ~ms per task)."]
     write_markdown(start.out / "sweep.md", lines)
     log(f"wrote {start.out / 'sweep.md'}")
 

@@ -1,13 +1,13 @@
 """The sweep's executor on Dask distributed.
 
-Why Dask distributed and not Ray (measured on this 2-core machine by ``benchmarks/sweep_engines.py``,
-numbers in ``benchmarks/results/local-2core-amd-epyc/sweep.md``): an embedded local cluster starts in
-about a second or two against several seconds for ``ray.init``, its processes hold a fraction of
-Ray's resident memory (Ray adds a GCS server, a raylet, a dashboard agent and a log monitor per
-node), the per-task overhead of both is a few milliseconds (invisible next to a tumble run of
-hundreds of milliseconds or more), and it is a plain pip dependency with no native daemon. Ray's
-strengths (actors, object store for big arrays, autoscaling) buy nothing for independent runs that
-return a few numbers.
+Why Dask distributed and not Ray (measured on this 2-core machine by ``benchmarks/sweep.py``, 2 local
+worker processes, 3 alternating repetitions, in ``benchmarks/results/local-2core-amd-epyc/sweep.md``):
+a local Dask cluster started in 1.6-2.5 s against 4.8-7.9 s for ``ray.init``, and its processes held
+435 MiB against 1090 MiB (Ray adds a GCS server, a raylet and agents besides its workers). Ray's
+per-task overhead was lower (a trivial task 0.8-1.0 ms against 2.2-4.9 ms of wall per task with both
+workers busy), but a tumble run takes 0.1 s to a minute, so a few milliseconds per run are at most a
+few percent of the shortest, while the start-up is paid by every ``tumble sweep`` on one machine.
+Dask is plain pip packages, and the same client connects to an existing scheduler.
 
 Without ``address`` a ``LocalCluster`` of worker processes (one thread each: a run is one Numba
 thread) is started on this machine; with one, the client connects to an existing scheduler
@@ -77,8 +77,8 @@ class Engine:
             self.client = Client(address, timeout="30s")
         else:
             n = workers or os.cpu_count() or 1
-            with dask.config.set({"distributed.scheduler.allowed-failures": retries,
-                                  "distributed.worker.daemon": False}):
+            # a run whose worker dies is re-scheduled this many times before it counts as failed
+            with dask.config.set({"distributed.scheduler.allowed-failures": retries}):
                 self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                             dashboard_address=":0", silence_logs=logging.ERROR)
             self.client = Client(self.cluster)

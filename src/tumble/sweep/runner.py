@@ -13,6 +13,10 @@ import time
 from tumble.sweep.expand import Run
 from tumble.sweep.spec import MATERIAL_OVERRIDES, settings_fields
 
+#: Numba threads a run may use. One: the sweep's worker processes already fill the cores (one per core
+#: by default), and parallel kernels on top would oversubscribe them.
+THREADS_PER_RUN = 1
+
 
 class RunTimeout(Exception):
     """A run went past its wall-time limit (checked after every step)."""
@@ -74,6 +78,9 @@ def execute(run: Run) -> dict:
            "worker": f"{os.uname().nodename}:{os.getpid()}"}
     t0 = time.perf_counter()
     try:
+        import numba
+
+        numba.set_num_threads(min(THREADS_PER_RUN, numba.config.NUMBA_NUM_THREADS))
         spec, settings = build_spec(run, run.solver)
         w = spec.build(solver=run.solver, **settings)
         dt = spec.dt if run.dt is None else run.dt
