@@ -198,21 +198,36 @@ def examples(over_s: float, start_s: float, warm_s: float) -> list[dict]:
     return out
 
 
-def choice_lines(eng: list[dict]) -> list[str]:
-    """Why Dask, from the engine table's medians (both engines measured), else nothing."""
+def choice_lines(eng: list[dict], shortest_run_s: float) -> list[str]:
+    """Why Dask, from the engine table's medians (both engines measured), else nothing.
+    ``shortest_run_s``: the shortest mean run of the example sweeps."""
     by = {e["engine"]: e for e in eng}
     if not {"dask", "ray"} <= set(by):
         return []
     d, r = by["dask"], by["ray"]
     extra_ms = 2 * (d["trivial_ms"] - r["trivial_ms"])     # per task-slot: 2 tasks ran at a time
     return [f"Choice: **Dask distributed**. Ray's tasks cost less ({fmt(extra_ms)} ms more per task for "
-            "Dask, in a worker's time), but tumble runs take 0.1 s (mass_ratio) to a minute (tower_roof), "
-            f"so that is at most {fmt(100 * extra_ms / 108)} % of the shortest example run; Ray's local "
+            f"Dask, in a worker's time), but the example sweeps' mean runs take {fmt(shortest_run_s)} s or "
+            f"more, so that is at most {fmt(100 * extra_ms / (1000 * shortest_run_s))} % of a run; Ray's local "
             f"start-up is {fmt(r['start_s'] / d['start_s'])}x Dask's ({fmt(r['start_s'])} s against "
             f"{fmt(d['start_s'])} s, paid by every `tumble sweep` without --address) and its processes "
             f"hold {fmt(r['rss_mb'] / d['rss_mb'])}x the memory ({fmt(r['rss_mb'])} against "
             f"{fmt(d['rss_mb'])} MiB: GCS, raylet and agents besides the workers). Dask is also plain pip "
             "packages with a client that connects to any existing scheduler (`--address`)."]
+
+
+def bound_lines(ex: list[dict], over_s: float, fixed_s: float) -> list[str]:
+    """What bounds each example sweep on BIG_CLUSTER workers: the work, its longest run, or the fixed
+    start-up + warm-up."""
+    out = []
+    for e in ex:
+        work = e["runs"] * (e["t_run_s"] + over_s) / BIG_CLUSTER
+        parts = {"the work spread over the workers": work, "its longest run": e["t_run_max_s"],
+                 "cluster start-up + warm-up": fixed_s}
+        what = max(parts, key=parts.get)
+        out.append(f"- {e['sweep']}: {e['runs']} runs; work / {BIG_CLUSTER} = {fmt(work)} s, longest run "
+                   f"{fmt(e['t_run_max_s'])} s, start-up + warm-up {fmt(fixed_s)} s: bound by {what}.")
+    return out
 
 
 def main() -> None:
@@ -223,17 +238,26 @@ def main() -> None:
     ap.add_argument("--engines", default="dask,ray")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each engine and worker count (median)")
+    ap.add_argument("--from-json", default=None, help="re-render the report from this sweep.json (no measuring)")
     a = ap.parse_args()
     if a.quick:
         a.runs, a.seconds, a.tasks, a.reps = 4, 0.1, 40, 1
     start = start_run(a)
-    inproc, eng = engines([e for e in a.engines.split(",") if e], a.tasks, 2, a.reps)
-    sc = scaling(a.runs, a.seconds, [int(w) for w in a.workers.split(",")], a.reps)
+    if a.from_json:
+        # re-render the report from a previous run's measurements (the examples' table is re-read)
+        import json
+
+        saved = json.loads(Path(a.from_json).read_text())
+        meta, inproc, eng, sc = saved["meta"], saved["in_process_short_run_ms"], saved["engines"], saved["scaling"]
+        a.reps, a.runs, a.seconds = saved.get("reps", a.reps), sc[0]["runs"], saved.get("seconds", a.seconds)
+    else:
+        inproc, eng = engines([e for e in a.engines.split(",") if e], a.tasks, 2, a.reps)
+        sc = scaling(a.runs, a.seconds, [int(w) for w in a.workers.split(",")], a.reps)
+        meta = run_meta(start, "benchmarks/sweep.py", None, a.quick)
     one = sc[0]
     ex = examples(one["overhead_s"], max(r["start_s"] for r in sc), max(r["warm_up_s"] for r in sc))
-    meta = run_meta(start, "benchmarks/sweep.py", None, a.quick)
     write_json(start.out / "sweep.json", {"meta": meta, "in_process_short_run_ms": inproc, "engines": eng,
-                                           "scaling": sc, "examples": ex})
+                                           "scaling": sc, "examples": ex, "reps": a.reps, "seconds": a.seconds})
     lines = ["# Sweeps on Dask distributed (issue 20)", "", *setup_lines(meta, "4 runs"), "",
              "## Engine: Dask distributed vs Ray, 2 local worker processes", "",
              f"A short tumble run (stack3_nocache, 6 steps of pgs) takes {fmt(inproc)} ms in-process.", "",
@@ -244,7 +268,7 @@ def main() -> None:
              f"Median (min-max) of {a.reps} repetitions, engines alternating. Task times are wall / tasks with "
              "both workers busy (2 tasks at a time), so a task costs 2x that of a worker's time; the short run "
              "through an engine minus half the in-process time is the engine's cost per run.", "",
-             *choice_lines(eng), "",
+             *choice_lines(eng, min((e["t_run_s"] for e in ex), default=0.1)), "",
              f"## tumble.sweep: {a.runs} runs of stack3_nocache ({a.seconds:g} s, pgs), 1 and 2 workers", "",
              md_table(["workers", "start-up [s]", "warm-up/worker [s]", "submit->last [s]", "run on worker [s]",
                        "longest run [s]", "overhead/run [s]", "speed-up", "efficiency"],
@@ -273,13 +297,14 @@ def main() -> None:
                       [[e["sweep"], e["runs"], fmt(e["t_run_s"]), fmt(e["t_run_max_s"]), fmt(e["T1_s"]),
                         fmt(e["T2_s"]), fmt(e[f"T{BIG_CLUSTER}_s"])] for e in ex]), "",
              f"Mean and longest run: the examples' summary.csv (group means of the runs' wall time on 2 "
-             f"workers of this machine). On {BIG_CLUSTER} workers every example sweep is bound by its longest "
-             "run (tower_roof: one shock run at low friction) or by start-up + warm-up (mass_ratio, "
-             f"bullet_stacks: under a second of work per worker): they could grow to about {BIG_CLUSTER} x "
-             "(longest run / mean run) runs at no extra wall time. The model assumes the cluster's cores run "
-             "a run as fast as these, a start-up like the local cluster's (with --address it is a "
-             "connection, the workers are already up) and per-run overhead as measured here (a remote "
-             "scheduler adds network round trips of ~ms per task)."]
+             f"workers of this machine, their kernels already in the shared cache). On {BIG_CLUSTER} workers:", "",
+             *bound_lines(ex, one["overhead_s"], max(r["start_s"] for r in sc) + max(r["warm_up_s"] for r in sc)),
+             "",
+             "Sweeps this small do not use 64 workers; one of N_runs >> 64 does, at about T(1) / 64. The model "
+             "assumes the cluster's cores run a run as fast as these, a start-up like the local cluster's (with "
+             "--address it is a connection, the workers are already up), per-run overhead as measured here (a "
+             "remote scheduler adds network round trips of ~ms per task), and kernels in the shared cache (a "
+             "cold cache adds a compile per worker: see examples/sweeps/README.md, tower_roof)."]
     write_markdown(start.out / "sweep.md", lines)
     log(f"wrote {start.out / 'sweep.md'}")
 

@@ -96,3 +96,33 @@ def test_cli_sweep_two_workers(tmp_path, capsys):
     assert "2 runs (2 run now, 0 resumed), 0 with errors" in out
     assert len(table.read(tmp_path / "out")) == 2
     assert main(["sweep", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "o2")]) == 2
+
+
+def test_killed_worker_run_is_retried(client, tmp_path):
+    marker = tmp_path / "killed-once"
+
+    def die_once(world, result):            # kills its worker process the first time only
+        import os
+
+        if not marker.exists():
+            marker.write_text("x")
+            os._exit(1)
+        return 1.0
+
+    spec = {"sweep": {"scene": "stack3_nocache", "seconds": 0.05, "solvers": ["pgs"], "metrics": ["standing"]},
+            "grid": {"iterations": [4, 8]}}
+    res = tb.sweep(spec, client=client, metrics=[die_once], progress=False)
+    assert marker.exists() and res.errors == 0
+    assert [r["metric.die_once"] for r in res.rows] == [1.0, 1.0]
+
+
+def test_scene_file_sweep(client, tmp_path):
+    from tumble import scenes
+
+    scenes.export("stack3_nocache", tmp_path / "stack.toml")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('[sweep]\nscene = "stack.toml"\nseconds = 0.05\nmetrics = ["standing", "bodies"]\n'
+                    '[grid]\nfriction = [0.2, 0.8]\n')
+    res = tb.sweep(spec, client=client, progress=False)
+    assert res.errors == 0 and [r["param.friction"] for r in res.rows] == [0.2, 0.8]
+    assert all(r["metric.bodies"] == 4.0 and r["scene"] == "stack.toml" for r in res.rows)

@@ -1,13 +1,14 @@
 """The sweep's executor on Dask distributed.
 
-Why Dask distributed and not Ray (measured on this 2-core machine by ``benchmarks/sweep.py``, 2 local
-worker processes, 3 alternating repetitions, in ``benchmarks/results/local-2core-amd-epyc/sweep.md``):
-a local Dask cluster started in 1.6-2.5 s against 4.8-7.9 s for ``ray.init``, and its processes held
-435 MiB against 1090 MiB (Ray adds a GCS server, a raylet and agents besides its workers). Ray's
-per-task overhead was lower (a trivial task 0.8-1.0 ms against 2.2-4.9 ms of wall per task with both
-workers busy), but a tumble run takes 0.1 s to a minute, so a few milliseconds per run are at most a
-few percent of the shortest, while the start-up is paid by every ``tumble sweep`` on one machine.
-Dask is plain pip packages, and the same client connects to an existing scheduler.
+Why Dask distributed and not Ray (measured on this 2-core machine by ``benchmarks/sweep.py``: 2 local
+worker processes, two benchmark runs of 3 alternating repetitions each, the last in
+``benchmarks/results/local-2core-amd-epyc/sweep.md``): a local Dask cluster started in 1.1-2.5 s
+against 4.4-7.9 s for ``ray.init``, and its processes held 435 MiB against 1090 MiB (Ray adds a GCS
+server, a raylet and agents besides its workers). Ray's per-task overhead was lower (0.65-1.07 ms of
+wall per trivial task with both workers busy, against 2.0-4.9 ms), but a tumble run takes 0.1 s to
+minutes, so those milliseconds are a few percent of the shortest run at most, while the start-up is
+paid by every ``tumble sweep`` on one machine. Dask is plain pip packages, and the same client
+connects to an existing scheduler.
 
 Without ``address`` a ``LocalCluster`` of worker processes (one thread each: a run is one Numba
 thread) is started on this machine; with one, the client connects to an existing scheduler
