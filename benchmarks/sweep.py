@@ -303,8 +303,9 @@ def main() -> None:
              "Sweeps this small do not use 64 workers; one of N_runs >> 64 does, at about T(1) / 64. The model "
              "assumes the cluster's cores run a run as fast as these, a start-up like the local cluster's (with "
              "--address it is a connection, the workers are already up), per-run overhead as measured here (a "
-             "remote scheduler adds network round trips of ~ms per task), and kernels in the shared cache (a "
-             "cold cache adds a compile per worker: see examples/sweeps/README.md, tower_roof)."]
+             "remote scheduler adds network round trips of ~ms per task), kernels in the shared cache (a "
+             "cold cache adds a compile per worker) and one Numba thread per run (runner.THREADS_PER_RUN: "
+             "2 threads x 2 workers made the tower_roof runs 25-40x slower here, examples/sweeps/README.md)."]
     write_markdown(start.out / "sweep.md", lines)
     log(f"wrote {start.out / 'sweep.md'}")
 

@@ -126,3 +126,17 @@ def test_scene_file_sweep(client, tmp_path):
     res = tb.sweep(spec, client=client, progress=False)
     assert res.errors == 0 and [r["param.friction"] for r in res.rows] == [0.2, 0.8]
     assert all(r["metric.bodies"] == 4.0 and r["scene"] == "stack.toml" for r in res.rows)
+
+
+def test_cli_sweep_connects_to_existing_cluster(client, tmp_path, capsys):
+    from tumble.cli import main
+
+    spec = tmp_path / "tiny.toml"
+    spec.write_text('[sweep]\nscene = "stack3_nocache"\nseconds = 0.05\nmetrics = ["standing"]\n'
+                    '[grid]\niterations = [3, 5, 7]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--address", client.scheduler.address, "-o", str(out), "--no-plots"]) == 0
+    assert "3 runs (3 run now, 0 resumed), 0 with errors" in capsys.readouterr().out
+    assert len(client.scheduler_info()["workers"]) == 2          # the cluster is left running
+    assert main(["sweep", str(spec), "--address", client.scheduler.address, "-o", str(out), "--no-plots"]) == 0
+    assert "3 runs (0 run now, 3 resumed)" in capsys.readouterr().out

@@ -21,6 +21,15 @@ the sources, equally shared), in a warm-up (a worker plugin: it also runs on wor
 are restarted later) that steps the sweep's first scene once under every solver; runs then find the
 kernels in memory.
 
+Limit: the warm-up reaches the kernels of a scene's first step. Kernels first used later in a run (after
+a body spawns, a new shape pair touches) load from the cache in that run, or are compiled there, once
+per worker, when the cache does not have them yet. On a fresh machine or cluster, fill the cache first
+(``make warm`` for the common kernels, or a one-run sweep on one worker).
+
+Threads: a run uses ``runner.THREADS_PER_RUN`` Numba threads (1): with one worker per core, parallel
+kernels on top oversubscribe the cores. Measured here (2 workers, shock on the tower_roof example):
+2 threads per run took 6.8-10 s per run (44-67 ms/step), 1 thread 0.26-0.33 s (1.5-2.0 ms/step).
+
 Failures: a run's own exception, non-finite state or timeout is recorded by the runner. A worker
 that dies (killed, out of memory) has its run re-scheduled by the Dask scheduler, up to ``retries``
 times (``distributed.scheduler.allowed-failures`` on the local cluster; ``retries=`` of the task

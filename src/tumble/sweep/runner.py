@@ -1,7 +1,8 @@
 """One run, executed on a worker: build the scene with the run's parameters, step it, return a flat
 record (metrics, wall time, error). Never raises for a bad run: an exception, a non-finite state
 (``tumble.SimulationError``) or the per-run timeout becomes the record's ``error``, so one bad run
-does not stop the sweep.
+does not stop the sweep. The timeout is checked after every step: a single step that never returns is
+not interrupted (the engine's worker would have to be killed; its retries then apply).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import time
 from tumble.sweep.expand import Run
 from tumble.sweep.spec import MATERIAL_OVERRIDES, settings_fields
 
-#: Numba threads a run may use. One: the sweep's worker processes already fill the cores (one per core
-#: by default), and parallel kernels on top would oversubscribe them.
-THREADS_PER_RUN = 1
+#: Numba threads a run may use (env TUMBLE_SWEEP_THREADS, default 1). One: the sweep's worker processes
+#: already fill the cores (one per core by default), and parallel kernels on top oversubscribe them:
+#: 25-40x slower runs measured with 2 threads x 2 workers on this 2-core machine (executor docstring).
+THREADS_PER_RUN = int(os.environ.get("TUMBLE_SWEEP_THREADS", "1"))
 
 
 class RunTimeout(Exception):

@@ -51,7 +51,7 @@ MATERIAL_OVERRIDES = ("friction", "restitution")
 RUN_METRICS = ("bodies", "steps", "ms_per_step", "realtime_factor", "max_penetration", "max_drift", "standing",
                "energy", "energy_initial", "energy_max_gain", "time", "max_joint_error", "joints_broken",
                "energy_budget", "displaced", "projectile_final_speed", "pre_spawn_max_drift",
-               "pre_spawn_max_penetration")
+               "pre_spawn_max_penetration", "observations", "first_spawn_time", "projectile_speeds")
 
 #: Default wall-time limit per run [s] and default retries of a run whose worker died.
 DEFAULT_TIMEOUT = 600.0
