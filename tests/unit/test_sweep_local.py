@@ -69,6 +69,9 @@ def test_resume_skips_finished_runs_and_reruns_missing(client, tmp_path):
     table.write(tmp_path, rows[1:])                 # one run lost (e.g. the driver was killed)
     third = tb.sweep(TINY, tmp_path, client=client, progress=False, plots=False)
     assert third.ran == 1 and third.skipped == 3 and len(table.read(tmp_path)) == 4
+    subset = {**TINY, "sweep": {**TINY["sweep"], "solvers": ["pgs"]}}     # a narrower spec, same folder
+    fourth = tb.sweep(subset, tmp_path, client=client, progress=False, plots=False)
+    assert fourth.ran == 0 and len(fourth.rows) == 2 and len(table.read(tmp_path)) == 4   # nothing deleted
 
 
 def test_identical_parameters_give_identical_metrics(client):

@@ -76,11 +76,13 @@ def sweep(spec, output=None, *, address: str | None = None, workers: int | None 
     """Run every run of ``spec`` (a sweep spec file, a dict of its shape, or a ``SweepSpec``).
 
     ``output``: folder for ``results.parquet``, ``summary.csv``/``summary.md`` and the PNG plots (None:
-    write nothing, return the rows). ``address``: an existing Dask scheduler; else a local cluster of
-    ``workers`` processes (default: one per core). ``client``: reuse an existing ``distributed.Client``
-    (drivers that call sweep repeatedly). ``metrics``: extra callables ``f(world, result)`` evaluated
-    after each run. ``resume``: skip the runs already in ``output``'s table without an error (a run
-    recorded with an error is run again). ``progress``: a bar with ETA on stderr.
+    write nothing, return the rows). Rows already in the folder's table that this spec does not have
+    are kept in the table (not in the summary or ``rows``). ``address``: an existing Dask scheduler;
+    else a local cluster of ``workers`` processes (default: one per core). ``client``: reuse an
+    existing ``distributed.Client`` (drivers that call sweep repeatedly). ``metrics``: extra callables
+    ``f(world, result)`` evaluated after each run. ``resume``: skip the runs already in ``output``'s
+    table without an error (a run recorded with an error is run again). ``progress``: a bar with ETA
+    on stderr.
     """
     from tumble.sweep import summary
 
@@ -90,6 +92,9 @@ def sweep(spec, output=None, *, address: str | None = None, workers: int | None 
     by_id = {r.run_id: r for r in runs}
     old = _table.read(output) if (output is not None and resume) else []
     rows = {r["run_id"]: r for r in old if r.get("run_id") in by_id}
+    # rows of runs this spec does not have (an earlier, different spec in the same folder) stay in the
+    # table, after this spec's rows, but out of the summary: a sweep never deletes results
+    foreign = [r for r in old if r.get("run_id") not in by_id]
     done = {i for i, r in rows.items() if r.get("error") is None}
     pending = [r for r in runs if r.run_id not in done]
     res = SweepResult(rows=[], ran=len(pending), skipped=len(runs) - len(pending), errors=0, wall_s=0.0)
@@ -107,7 +112,7 @@ def sweep(spec, output=None, *, address: str | None = None, workers: int | None 
         def on_record(rec):
             rows[rec["run_id"]] = _table.row(by_id[rec["run_id"]], rec)
             if output is not None and time.perf_counter() - last_save[0] > SAVE_EVERY_S:
-                _table.write(output, ordered())
+                _table.write(output, ordered() + foreign)
                 last_save[0] = time.perf_counter()
 
         with Engine(address=address, workers=workers, retries=s.retries, client=client) as eng:
@@ -121,7 +126,7 @@ def sweep(spec, output=None, *, address: str | None = None, workers: int | None 
     res.errors = sum(r.get("error") is not None for r in res.rows)
     if output is not None:
         out = Path(output)
-        res.table = _table.write(out, res.rows)
+        res.table = _table.write(out, res.rows + foreign)
         res.files = [res.table, *summary.write_tables(res.rows, s.varied(), out)]
         if plots:
             name = title or Path(s.scene).stem
