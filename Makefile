@@ -10,7 +10,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
-	bench-fixed-cost bench-soak bench-fem bench-gauss bench-rotation lint \
+	bench-fixed-cost bench-soak bench-fem bench-gauss bench-rotation bench-sweep lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -123,6 +123,11 @@ bench-stacking: peers warm
 # benchmarks/results/<machine>/joints.md + joints.json + joints.png
 bench-joints: peers warm
 	$(BIN)/python benchmarks/joints.py
+
+# sweeps on Dask (issue 20): engine choice (Dask vs Ray when installed), per-run overhead, 1 and 2
+# workers, 64-worker estimate of the example sweeps: benchmarks/results/<machine>/sweep.md (~2 min)
+bench-sweep: warm
+	$(BIN)/python benchmarks/sweep.py
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks examples

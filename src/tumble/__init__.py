@@ -47,6 +47,7 @@ def solvers() -> list[dict]:
                     **dataclasses.asdict(cls.capabilities)})
     return out
 
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -56,13 +57,14 @@ __all__ = [
     "MaterialError", "BodyQuarantined", "SettingsError", "SceneError", "RecordingError", "SimulationError",
     "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "solvers", "stability", "StabilityReport", "GaussSettings", "__version__",
+    "solvers", "stability", "StabilityReport", "GaussSettings", "sweep", "__version__",
 ]
 
 #: subpackages loaded on first use (``tb.gauss2d``: the planar brick model of paper 002, which imports the
-#: QP/LP back ends; ``tb.elastic``: the finite-element elastic bodies of paper 003), so importing tumble
-#: stays light
-_LAZY_SUBPACKAGES = ("gauss2d", "elastic")
+#: QP/LP back ends; ``tb.elastic``: the finite-element elastic bodies of paper 003; ``tb.sweep``: many
+#: runs on Dask, a callable package: once imported, Python binds the attribute to the package module),
+#: so importing tumble stays light
+_LAZY_SUBPACKAGES = ("gauss2d", "elastic", "sweep")
 
 
 def __getattr__(name: str):
