@@ -10,8 +10,10 @@ Importing tumble compiles nothing; kernels compile (or load from the Numba cache
 """
 
 from tumble import materials, scenes
+from tumble.elastic import ElasticMaterial, TetMesh
 from tumble.errors import (
     BodyError,
+    ElasticError,
     JointError,
     MaterialError,
     RecordingError,
@@ -55,5 +57,5 @@ __all__ = [
     "MaterialError", "BodyQuarantined", "SettingsError", "SceneError", "RecordingError", "SimulationError",
     "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "solvers", "__version__",
+    "solvers", "__version__", "TetMesh", "ElasticMaterial", "ElasticError",
 ]
