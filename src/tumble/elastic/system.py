@@ -234,7 +234,7 @@ class ElasticSystem:
         potential = -float(self.mass.lumped @ (self.positions @ self.gravity))
         contact = spring_forces(self.positions, self.spring_alive, self.spring_anchor, self.contact_stiffness, forces)
         if self.obstacles is not None:
-            contact += self.obstacles.forces(self.positions, forces)
+            contact += self.obstacles.forces(self.positions, self.velocities, forces)
         constraint = 0.0
         if self.constraint_method == "springs" and len(self.constrained):
             target, _, _ = self._constraint_targets(self.time)
@@ -281,7 +281,7 @@ class ElasticSystem:
             power = viscous_forces(x, v, self.tets, self.tet_bulk_viscosity, self.tet_shear_viscosity, forces)
         energy += spring_forces(x, self.spring_alive, self.spring_anchor, self.contact_stiffness, forces)
         if self.obstacles is not None:  # rigid geoms of a World (coupling.py): penalty springs
-            energy += self.obstacles.forces(x, forces)
+            energy += self.obstacles.forces(x, v, forces)
         if self.constraint_method == "springs" and len(self.constrained):
             target, _, _ = self._constraint_targets(t)
             stretch = x[self.constrained] - target
@@ -418,7 +418,8 @@ class ElasticSystem:
         else:
             raise SimulationError(f"ElasticSystem: no acceptable step from t = {self.time:.6f} s")
         if self.obstacles is not None:  # the rigid geoms' reaction impulse over this sub-step (coupling.py)
-            self.obstacles.accumulate(self.positions, x1, h, "trapezoid" if self.integrator == "rkf45" else "end")
+            self.obstacles.accumulate(self.positions, self.velocities, x1, v1, h,
+                                      "trapezoid" if self.integrator == "rkf45" else "end")
         self.positions = x1
         self.velocities = v1
         self.time += h

@@ -11,8 +11,9 @@ World.step(dt) = rigid solver step over [t, t + dt], then ``ElasticBodies.step(c
      sticky contact springs, events §6); every other plane, sphere, box and capsule geom near the elastic
      bodies becomes a penalty obstacle at its end-of-rigid-step pose (coupling.py);
   2. the elastic system steps exactly dt (adaptive RKF 4(5) sub-steps, §8.3, or backward Euler);
-  3. the reaction impulse of every obstacle goes onto its rigid body's velocities (linear: J / m; angular:
-     I_world^-1 L about the centre of mass), and the sleeping solver is told the body was pushed.
+  3. the coupled rigid bodies respond inside the elastic sub-steps (coupling.Obstacles.accumulate: the
+     reaction changes their velocities, J / m and I_world^-1 L, and moves them by that change), then the World
+     writes the new velocities and poses back and the sleeping solver is told the bodies were pushed.
 The elastic integrator is separate from the rigid one, so elastic bodies work under every rigid solver.
 """
 
@@ -103,31 +104,32 @@ class ElasticBodies:
         self.last_touching = obstacles.touching
         b = core.bodies
         self.last_impulse = np.zeros((b.count, 3))
-        if obstacles.count:
-            linear = np.zeros((b.count, 3))
-            angular = np.zeros((b.count, 3))
-            np.add.at(linear, obstacles.body, obstacles.impulse)
-            np.add.at(angular, obstacles.body, obstacles.angular_impulse)
-            pushed = np.flatnonzero(np.any(linear != 0.0, axis=1) & ~b.body_fixed[: b.count])
-            if len(pushed):
-                R = quat_to_matrices(b.body_orientation[pushed])
-                inv_world = np.einsum("nij,njk,nlk->nil", R, b.body_inv_inertia_local[pushed], R)
-                b.body_linear_velocity[pushed] += linear[pushed] * b.body_inv_mass[pushed, None]
-                b.body_angular_velocity[pushed] += np.einsum("nij,nj->ni", inv_world, angular[pushed])
-                for i in pushed:
-                    core.solver.wake(int(i))
-            self.last_impulse = linear
+        moving = obstacles.bodies[obstacles.inv_mass > 0.0]
+        if len(moving):
+            # the contact's share of the step (coupling.Obstacles.accumulate): velocity change and displacement
+            keep = obstacles.inv_mass > 0.0
+            b.body_linear_velocity[moving] += obstacles.delta_velocity[keep]
+            b.body_angular_velocity[moving] += obstacles.delta_angular[keep]
+            b.body_position[moving] = obstacles.centre[keep]
+            b.body_orientation[moving] = obstacles.orientation[keep]
+            R = quat_to_matrices(b.body_orientation[moving])
+            b.body_inv_inertia_world[moving] = np.einsum("nij,njk,nlk->nil", R, b.body_inv_inertia_local[moving], R)
+            self.last_impulse[moving] = obstacles.impulse[keep]
+            for i in moving:
+                core.solver.wake(int(i))
+            core.solver.state_changed()
         core.counters.update(self.counters())
 
-    def _gather(self, core, dt: float, obstacles: Obstacles) -> None:
+    def _gather(self, core, dt: float, obstacles) -> None:
         """Hand the obstacles near the elastic bodies to the system, posed from their bodies' current state."""
         system = self.system
         g, b = core.geoms, core.bodies
         n = g.count
         kind = g.geom_type[:n]
         body = g.geom_body[:n]
-        candidate = np.isin(kind, COUPLED_TYPES) & ~b.body_removed[body]
-        idx = np.flatnonzero(candidate)
+        idx = np.flatnonzero(np.isin(kind, COUPLED_TYPES) & ~b.body_removed[body])
+        rotation = np.zeros((0, 3, 3))
+        position = np.zeros((0, 3))
         if len(idx):
             Rb = quat_to_matrices(b.body_orientation[body[idx]])
             Rl = quat_to_matrices(g.geom_local_orientation[idx])
@@ -143,19 +145,20 @@ class ElasticBodies:
             lo, hi = x.min(0) - reach, x.max(0) + reach
             radius = g.geom_radius[idx]
             gap = np.maximum(np.maximum(lo - position, position - hi), 0.0)
-            near = np.where(plane, True, np.sqrt((gap ** 2).sum(1)) <= np.where(np.isfinite(radius), radius, 0.0))
+            near = np.sqrt((gap ** 2).sum(1)) <= np.where(np.isfinite(radius), radius, 0.0)
             if np.any(plane):  # a plane is near when the box reaches below it
-                corners = np.array([[a, bb, c] for a in (lo[0], hi[0]) for bb in (lo[1], hi[1])
-                                    for c in (lo[2], hi[2])])
+                corners = np.array([[cx, cy, cz] for cx in (lo[0], hi[0]) for cy in (lo[1], hi[1])
+                                    for cz in (lo[2], hi[2])])
                 heights = np.einsum("nk,mk->nm", rotation[:, :, 2], corners) \
                     - np.einsum("nk,nk->n", rotation[:, :, 2], position)[:, None]
                 near = np.where(plane, heights.min(1) <= 0.0, near)
             keep = near & ~floor
             idx, rotation, position = idx[keep], rotation[keep], position[keep]
-        centre = b.body_position[body[idx]] if len(idx) else np.zeros((0, 3))
-        obstacles.set(kind[idx], position.reshape(-1, 3) if len(idx) else np.zeros((0, 3)),
-                      rotation.reshape(-1, 3, 3) if len(idx) else np.zeros((0, 3, 3)), g.geom_size[idx],
-                      centre, body[idx], self.surface_vertices)
+        bodies, local = np.unique(body[idx], return_inverse=True)
+        obstacles.set(kind[idx], position, rotation, g.geom_size[idx], local.reshape(-1), b.body_position[bodies],
+                      b.body_orientation[bodies], b.body_linear_velocity[bodies], b.body_angular_velocity[bodies],
+                      b.body_inv_mass[bodies], b.body_inv_inertia_local[bodies], bodies,
+                      self.surface_vertices)
 
     # ------------------------------------------------------------------ queries
     def check(self, body) -> int:
