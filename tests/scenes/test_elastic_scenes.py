@@ -40,3 +40,29 @@ def test_rigid_bodies_stay_on_the_jelly(name):
         bottom = w.position(int(lid))[2] - half
         assert bottom > min(tops) - 0.02            # above the lowest jelly's top: nothing fell through
         assert abs(w.linear_velocity(int(lid))[2]) < 0.5    # bobbing on the jelly, not falling
+
+
+@pytest.mark.parametrize("fmt", ["toml", "json"])
+def test_scene_file_round_trip_keeps_elastic_bodies_bit_for_bit(fmt, tmp_path):
+    from tumble.scenefile import load_scene, save_scene, to_dict
+
+    spec = tb.scenes.spec("jelly_on_boxes")
+    back = load_scene(save_scene(spec, tmp_path / f"s.{fmt}"))
+    assert to_dict(back) == to_dict(spec) and len(back.elastic) == 1
+    w1, w2 = spec.build(), back.build()
+    for _ in range(5):
+        w1.step()
+        w2.step()
+    assert np.array_equal(w1.elastic_vertices(0), w2.elastic_vertices(0))
+    assert np.array_equal(w1.positions, w2.positions)
+
+
+def test_scene_file_bad_elastic_entry_names_it():
+    from tumble.scenefile import from_dict
+
+    d = {"format": "tumble-scene", "version": 1, "elastic": [{"name": "j", "mesh": {"generator": "torus"}}]}
+    with pytest.raises(tb.SceneError, match=r"elastic\[0\]: field mesh.generator='torus'"):
+        from_dict(d)
+    d["elastic"][0] = {"mesh": {"generator": "box"}, "material": {"density": -1.0}}
+    with pytest.raises(tb.SceneError, match=r"elastic\[0\]: field material: ElasticMaterial.density"):
+        from_dict(d)
