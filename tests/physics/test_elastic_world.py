@@ -116,3 +116,19 @@ def test_bad_input_names_body_field_and_value_and_changes_nothing():
         w.set_elastic_options(tol=-1.0)
     assert w.elastic_body_count == 1 and len(w.elastic_system.constrained) == 2
     assert w.elastic_system.tol == ElasticSystem([w.elastic_system.bodies[0]]).tol
+
+
+def test_recording_carries_elastic_state_and_plots_its_energy_split(tmp_path):
+    from tumble.recording import ELASTIC_ENERGY_COLUMNS, Recording
+    from tumble.viz.plots import ELASTIC_FILES, plot
+
+    w, e, box = box_on_jelly()
+    w.run(0.1, 1.0 / 240.0, record=str(tmp_path / "r.npz"), record_every=6)
+    rec = Recording.load(tmp_path / "r.npz")
+    x, tris = rec.elastic_mesh(rec.frame_count - 1, 0)
+    assert np.array_equal(x, w.elastic_vertices(e)) and np.array_equal(tris, w.elastic_surface(e))
+    assert rec.step_elastic_substeps.sum() == w.elastic_counters()["steps_taken"]
+    last = dict(zip(ELASTIC_ENERGY_COLUMNS, rec.step_elastic_energy[-1]))
+    assert last == pytest.approx({k: w.elastic_energies()[k] for k in ELASTIC_ENERGY_COLUMNS})
+    written = [p.name for p in plot(rec, tmp_path / "plots")]
+    assert all(name in written and (tmp_path / "plots" / name).stat().st_size > 1000 for name in ELASTIC_FILES)
