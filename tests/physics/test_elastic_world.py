@@ -132,3 +132,12 @@ def test_recording_carries_elastic_state_and_plots_its_energy_split(tmp_path):
     assert last == pytest.approx({k: w.elastic_energies()[k] for k in ELASTIC_ENERGY_COLUMNS})
     written = [p.name for p in plot(rec, tmp_path / "plots")]
     assert all(name in written and (tmp_path / "plots" / name).stat().st_size > 1000 for name in ELASTIC_FILES)
+
+
+def test_world_at_refuses_a_recording_with_elastic_bodies(tmp_path):
+    from tumble.recording import Recording
+
+    w, e, box = box_on_jelly()
+    w.run(2.0 / 240.0, 1.0 / 240.0, record=str(tmp_path / "r.npz"))
+    with pytest.raises(tb.TumbleError, match="elastic bodies"):
+        Recording.load(tmp_path / "r.npz").world_at(1)
