@@ -26,8 +26,10 @@ def box_on_jelly(solver="pgs"):
     return w, e, box
 
 
-def test_floor_springs_carry_the_weight_of_jelly_and_box():
+@pytest.mark.parametrize("integrator", ["rkf45", "implicit"])
+def test_floor_springs_carry_the_weight_of_jelly_and_box(integrator):
     w, e, box = box_on_jelly()
+    w.set_elastic_options(integrator=integrator)
     for _ in range(360):
         w.step(1.0 / 240.0)
     jelly_mass = float(w.elastic_system.mass.lumped.sum())
@@ -39,8 +41,11 @@ def test_floor_springs_carry_the_weight_of_jelly_and_box():
     assert w.position(box)[2] - 0.05 > top - 0.01   # on top: at most 1 cm into the jelly's surface
     assert abs(w.linear_velocity(box)[2]) < 0.05
     c = w.counters
-    assert c["elastic_rigid_contacts"] > 0 and c["elastic_contact_springs"] > 0
-    assert c["elastic_steps_taken"] > 360 and 0.9 < c["elastic_min_volume_ratio"] <= 1.0
+    assert c["elastic_contact_springs"] > 0
+    # (vertex, geom) pairs touching at the end of the step; with one backward Euler step per world step the lid
+    # may sit just clear of the vertices at that instant, so only the RKF run is asked for them
+    assert c["elastic_rigid_contacts"] > 0 or integrator == "implicit"
+    assert c["elastic_steps_taken"] >= 360 and 0.9 < c["elastic_min_volume_ratio"] <= 1.0
 
 
 def test_collision_conserves_momentum_and_pushes_the_right_way():
