@@ -16,11 +16,13 @@ Integrators: ``"rkf45"`` (paper §8.3, adaptive, tolerance ``tol`` in m) and ``"
 Newton on the incremental potential with the exact sparse Hessian, implicit.py): one step per call of
 ``step(dt)`` unless an event truncates it.
 
-Wiring into World (later): the state is plain SoA arrays (``positions``, ``velocities`` (n, 3), ``tets``
+Wiring into World (done: ``world_link.ElasticBodies``, docs/architecture.md "Elastic bodies in the step"): the
+state is plain SoA arrays (``positions``, ``velocities`` (n, 3), ``tets``
 (m, 4) and the per-tet constants, ``spring_alive`` / ``spring_anchor``), the bodies' rows are contiguous,
 and ``step(dt)`` advances exactly dt, so a World can own one ElasticSystem, step it with its own dt and
-read ``vertices(i)`` / ``energies()`` / ``counters()`` for recordings and metrics; rigid-elastic contact would
-add spring sources next to the floor (contact.py) and crossing conditions next to the plane (events.py).
+read ``vertices(i)`` / ``energies()`` / ``counters()`` for recordings and metrics. Rigid-elastic contact is the
+``obstacles`` hook (coupling.py): penalty forces in ``_forces`` and the rigid bodies' response after each
+accepted sub-step.
 """
 
 from __future__ import annotations
