@@ -88,6 +88,16 @@ CASES: list[tuple[str, str]] = [
     ("joint", "w.remove_joint(5)"),
     ("joint", "w.set_motor(j, tb.Motor(speed=math.nan))"),
     ("joint", "tb.World(solver='impulse').add_joint(tb.Ball(None, 0, anchor=(0, 0, 0)))"),
+    # elastic bodies
+    ("elastic", "tb.ElasticMaterial(density=-1.0)"),
+    ("elastic", "tb.TetMesh.box((0.1, 0.0, 0.1))"),
+    ("elastic", "w.add_elastic_body('cube')"),
+    ("elastic", "w.add_elastic_body(tb.TetMesh.box(), material=tb.Material())"),
+    ("elastic", "w.add_elastic_body(tb.TetMesh.box(), position=(0, math.nan, 0))"),
+    ("elastic", "w.elastic_vertices(0)"),
+    ("elastic", "e = w.add_elastic_body(tb.TetMesh.box(), position=(0, 0, 3)); w.pin(e, [0, 999])"),
+    ("elastic", "e = w.add_elastic_body(tb.TetMesh.box(), position=(0, 0, 3)); w.set_elastic_options(tol=-1)"),
+    ("elastic", "e = w.add_elastic_body(tb.TetMesh.box(), position=(0, 0, 3)); w.set_elastic_options(tool=1e-3)"),
     # world, settings, stepping
     ("world", "tb.World(solver='magic')"),
     ("world", "tb.World(iteratons=5)"),
@@ -137,7 +147,9 @@ def fingerprint(w) -> tuple:
     n = w.body_count
     return (w.state_hash(), n, w.joint_count, repr(asdict(w.settings)), w.bodies.body_force[:n].tobytes(),
             w.bodies.body_torque[:n].tobytes(), w.step_count, w.on_nonfinite, len(w.pending_spawns),
-            len(w.pending_gravity))
+            len(w.pending_gravity), w.elastic_body_count,
+            None if w.elastic_system is None else (w.elastic_system.positions.tobytes(),
+                                                   w.elastic_system.constrained.tobytes(), w.elastic_system.tol))
 
 
 def run_case(code: str):

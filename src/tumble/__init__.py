@@ -10,8 +10,10 @@ Importing tumble compiles nothing; kernels compile (or load from the Numba cache
 """
 
 from tumble import materials, scenes
+from tumble.elastic import ElasticMaterial, TetMesh
 from tumble.errors import (
     BodyError,
+    ElasticError,
     JointError,
     MaterialError,
     RecordingError,
@@ -57,7 +59,8 @@ __all__ = [
     "MaterialError", "BodyQuarantined", "SettingsError", "SceneError", "RecordingError", "SimulationError",
     "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "solvers", "stability", "StabilityReport", "GaussSettings", "sweep", "__version__",
+    "solvers", "stability", "StabilityReport", "GaussSettings", "sweep", "__version__", "TetMesh",
+    "ElasticMaterial", "ElasticError",
 ]
 
 #: subpackages loaded on first use (``tb.gauss2d``: the planar brick model of paper 002, which imports the

@@ -95,6 +95,10 @@ def run_scene(name: str, solver: str | None = None, seconds: float | None = None
         "energy": m["energy"],
     }
     out.update({k: v for k, v in m.items() if k not in out})
+    if w.elastic_body_count:  # the elastic integrator's counters and energy split at the end (tumble.elastic)
+        out["elastic_bodies"] = w.elastic_body_count
+        out.update({f"elastic_{k}": v for k, v in w.elastic_counters().items() if k != "time"})
+        out.update({f"elastic_energy_{k}": v for k, v in w.elastic_energies().items()})
     if record:
         out["record"] = summary["record"]
     return out

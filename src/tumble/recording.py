@@ -44,6 +44,16 @@ array is plain NumPy (``np.load(..., allow_pickle=False)`` reads it); strings ar
   ``step_kinetic_energy``, ``step_potential_energy`` [J] (S,) float64, ``step_ms`` (S, K) [ms] per
   stage (0 where a stage did not run in that step; the ``total`` column is the whole step).
 
+* elastic bodies (optional: written for worlds with elastic bodies, read as none from other files); EB
+  elastic bodies, EV elastic vertices, ET surface triangles: ``elastic_body_name`` (EB,) str,
+  ``elastic_vertex_start`` / ``elastic_vertex_count`` (EB,) int64 into the vertex axis,
+  ``elastic_triangles`` (ET, 3) int64 (outward surface triangles, indices into the vertex axis),
+  ``elastic_triangle_body`` (ET,) int64 (the elastic body of each triangle),
+  ``frame_elastic_vertex_count`` (F,) int64 (vertices that existed in the frame; the rest are zero),
+  ``frame_elastic_position`` (F, EV, 3) [m], ``step_elastic_energy`` (S, 5) [J] (elastic, kinetic,
+  potential, contact, dissipated so far: ``World.elastic_energies``), ``step_elastic_substeps`` (S,) int64
+  (elastic integrator steps taken in the step).
+
 ``Recording.load(path)`` checks all of this and raises :class:`RecordingError` naming the file, the
 array and what is wrong, also for a file that is not a zip archive, is truncated or has corrupt bytes
 (every member's CRC-32 is checked, so a flipped bit never loads as silently wrong numbers);
@@ -117,6 +127,20 @@ OPTIONAL_SCHEMA: dict[str, tuple[str, tuple, int]] = {
     "body_removed_step": ("i", ("N",), -1),
 }
 SCHEMA.update({k: v[:2] for k, v in OPTIONAL_SCHEMA.items()})
+#: elastic-body arrays (optional; absent: no elastic bodies): name -> (kind, shape)
+ELASTIC_SCHEMA: dict[str, tuple[str, tuple]] = {
+    "elastic_body_name": ("U", ("EB",)),
+    "elastic_vertex_start": ("i", ("EB",)),
+    "elastic_vertex_count": ("i", ("EB",)),
+    "elastic_triangles": ("i", ("ET", 3)),
+    "elastic_triangle_body": ("i", ("ET",)),
+    "frame_elastic_vertex_count": ("i", ("F",)),
+    "frame_elastic_position": ("f", ("F", "EV", 3)),
+    "step_elastic_energy": ("f", ("S", 5)),
+    "step_elastic_substeps": ("i", ("S",)),
+}
+ELASTIC_ENERGY_COLUMNS = ("elastic", "kinetic", "potential", "contact", "dissipated")
+SCHEMA.update(ELASTIC_SCHEMA)
 
 META_KEYS = ("format", "version", "scene", "solver", "settings", "dt", "every", "gravity", "stage_names")
 #: the meta key listing the key paths of non-finite floats written as strings (see the module docstring)
@@ -215,6 +239,19 @@ class Recording:
         raise AttributeError(f"Recording has no field {name!r}")
 
     # ---------------------------------------------------------------- convenience
+    @property
+    def elastic_body_count(self) -> int:
+        """Elastic bodies in the recording (0 for files without the elastic arrays)."""
+        return len(self.arrays.get("elastic_vertex_start", ()))
+
+    def elastic_mesh(self, frame: int, body: int) -> tuple[np.ndarray, np.ndarray]:
+        """Elastic body ``body`` in frame ``frame``: vertices (n, 3) [m] and its outward surface triangles
+        (k, 3), indices into those vertices."""
+        a = self.arrays
+        start, count = int(a["elastic_vertex_start"][body]), int(a["elastic_vertex_count"][body])
+        tris = a["elastic_triangles"][a["elastic_triangle_body"] == body] - start
+        return a["frame_elastic_position"][frame, start: start + count], tris
+
     @property
     def scene(self) -> str:
         return self.meta["scene"]
@@ -407,6 +444,11 @@ def validate(rec: Recording, where: str = "recording") -> None:
         for k, (_kind, shape, fill) in OPTIONAL_SCHEMA.items():
             if k not in a:
                 a[k] = np.full(a["body_mass"].shape[:1] + tuple(shape[1:]), fill, dtype=np.int64)
+    if "frame_time" in a and "step_time" in a and not any(k in a for k in ELASTIC_SCHEMA):
+        sizes = {"F": len(a["frame_time"]), "S": len(a["step_time"])}
+        for k, (kind, shape) in ELASTIC_SCHEMA.items():
+            dtype = {"f": np.float64, "i": np.int64, "U": "U1"}[kind]
+            a[k] = np.zeros(tuple(d if isinstance(d, int) else sizes.get(d, 0) for d in shape), dtype=dtype)
     missing = [k for k in SCHEMA if k not in a]
     if missing:
         raise RecordingError(f"{where}: field {missing[0]} is missing ({len(missing)} arrays missing)")
@@ -461,6 +503,15 @@ def validate(rec: Recording, where: str = "recording") -> None:
         raise RecordingError(f"{where}: field contact_start/count[{f}] = {s[f]}/{c[f]} runs past the "
                              f"{dims['C']} contact points")
     _in_range(where, "contact_body", a["contact_body"], -1, N)
+    ev = dims["EV"]
+    _in_range(where, "elastic_triangles", a["elastic_triangles"], 0, ev)
+    _in_range(where, "elastic_triangle_body", a["elastic_triangle_body"], 0, dims["EB"])
+    _in_range(where, "frame_elastic_vertex_count", a["frame_elastic_vertex_count"], 0, ev + 1)
+    s, c = a["elastic_vertex_start"], a["elastic_vertex_count"]
+    if np.any(s < 0) or np.any(c < 0) or np.any(s + c > ev):
+        e = int(np.argmax((s < 0) | (c < 0) | (s + c > ev)))
+        raise RecordingError(f"{where}: field elastic_vertex_start/count[{e}] = {s[e]}/{c[e]} runs past the "
+                             f"{ev} elastic vertices")
     q = np.linalg.norm(a["frame_orientation"], axis=2)
     live = alive_mask(a)
     bad = live & (np.abs(q - 1.0) > 1e-6)
@@ -504,6 +555,9 @@ class Recorder:
         self.steps: dict[str, list] = {k: [] for k in ("time", "contacts", "iterations", "merit",
                                                         "max_penetration", "kinetic_energy", "potential_energy")}
         self.step_ms: list[dict] = []
+        self.elastic_frames: list[np.ndarray] = []        # (EV_f, 3) per frame
+        self.elastic_steps: list[tuple] = []              # (energy row (5,), integrator steps) per step
+        self._elastic_taken = 0
         # each body's description (mass, fixed, name, material, geometry) as first seen, so a body
         # removed during the run (World.remove_body) is still drawn in the frames before its removal
         self.body_info: list[tuple] = []
@@ -557,6 +611,8 @@ class Recorder:
         f["angular_velocity"].append(w.angular_velocities.copy())
         sleeping = getattr(w, "sleeping", None)
         f["sleeping"].append(np.zeros(w.body_count, bool) if sleeping is None else np.array(sleeping, bool))
+        system = getattr(w, "elastic_system", None)
+        self.elastic_frames.append(np.zeros((0, 3)) if system is None else system.positions.copy())
         c = w.contact_store
         n = c.count
         self.contact_count.append(n)
@@ -591,6 +647,14 @@ class Recorder:
         s["kinetic_energy"].append(w.kinetic_energy())
         s["potential_energy"].append(w.potential_energy())
         self.step_ms.append(dict(w.profile))
+        system = getattr(w, "elastic_system", None)
+        if system is None:
+            self.elastic_steps.append((np.zeros(5), 0))
+        else:
+            e = system.energies()
+            self.elastic_steps.append((np.array([e[k] for k in ELASTIC_ENERGY_COLUMNS]),
+                                       system.steps_taken - self._elastic_taken))
+            self._elastic_taken = system.steps_taken
         self._bodies_seen()
         if w.step_count % self.every == 0:
             self._frame()
@@ -681,7 +745,32 @@ class Recorder:
             parts = self.contacts[k]
             arrays[f"contact_{k}"] = (np.concatenate(parts).astype(dtype) if parts
                                       else np.zeros((0,) + shape, dtype))
+        arrays.update(self._elastic_arrays())
         return Recording(meta, arrays)
+
+    def _elastic_arrays(self) -> dict:
+        """The optional elastic-body arrays (empty dict for a world without elastic bodies)."""
+        system = getattr(self.w, "elastic_system", None)
+        if system is None:
+            return {}
+        owner = self.w._core.elastic
+        starts = system.body_vertex_start
+        ev = int(starts[-1])
+        frames = np.zeros((len(self.elastic_frames), ev, 3))
+        for k, x in enumerate(self.elastic_frames):
+            frames[k, : len(x)] = x
+        tris = [b.mesh.surface + s for b, s in zip(owner.bodies, starts[:-1])]
+        return {
+            "elastic_body_name": np.array(owner.names, dtype=str).reshape(len(owner.names)),
+            "elastic_vertex_start": starts[:-1].astype(np.int64),
+            "elastic_vertex_count": np.diff(starts).astype(np.int64),
+            "elastic_triangles": np.concatenate(tris).astype(np.int64),
+            "elastic_triangle_body": np.repeat(np.arange(len(tris)), [len(t) for t in tris]).astype(np.int64),
+            "frame_elastic_vertex_count": np.array([len(x) for x in self.elastic_frames], dtype=np.int64),
+            "frame_elastic_position": frames,
+            "step_elastic_energy": np.array([r[0] for r in self.elastic_steps], dtype=np.float64).reshape(-1, 5),
+            "step_elastic_substeps": np.array([r[1] for r in self.elastic_steps], dtype=np.int64),
+        }
 
     def save(self, path) -> Path:
         return self.recording().save(path)

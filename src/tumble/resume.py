@@ -44,6 +44,9 @@ def world_document(recorder) -> dict:
     from tumble import scenefile
     from tumble.scenes.spec import BodySpec, SceneSpec
 
+    if getattr(recorder.w, "elastic_body_count", 0):
+        # the elastic state (deformed vertices, floor springs, integrator step) is not in the scene file
+        return {"error": "the world has elastic bodies, which Recording.world_at does not rebuild yet"}
     start = recorder.world_start
     spec = SceneSpec(name=start["scene"] or "recorded", gravity=tuple(float(x) for x in start["gravity"]),
                      dt=float(start["dt"]),

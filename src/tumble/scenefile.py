@@ -88,6 +88,16 @@ type           fields
     spawn_time = 0.0               # [s] >= 0; spawned bodies last, in non-decreasing order
     asleep = false                 # starts asleep (solver "impulse"; a body at rest wakes when touched)
 
+``[[elastic]]``: elastic bodies (``World.add_elastic_body``, elastic-body id = index), added after the bodies
+and joints; ``[scene] elastic_options = { tol = 1e-4 }`` are ``World.set_elastic_options`` keywords::
+
+    [[elastic]]
+    name = "jelly"
+    mesh = { generator = "box", size = [0.2, 0.2, 0.2], divisions = [2, 2, 2] }   # TetMesh.box/beam/cylinder/sphere
+    material = { density = 1000.0, bulk_modulus = 2e5, shear_modulus = 6e4, shear_viscosity = 50.0 }  # [SI]
+    position = [0.0, 0.0, 0.1]     # also orientation, linear_velocity, angular_velocity
+    pin = [0, 1, 2]                # mesh vertices held where they start
+
 ``[[joints]]``: added in order after the bodies (joint id = index). ``a`` and ``b`` are body ids or
 unique body names; leave ``a`` out (or null in JSON) to join ``b`` to the world. Anchors and axes
 are world coordinates at the start pose::
@@ -172,9 +182,12 @@ FORMAT = "tumble-scene"
 #: the schema version this module writes (and the newest it reads)
 VERSION = 1
 
-TOP_KEYS = ("format", "version", "scene", "materials", "shapes", "bodies", "joints", "no_collide")
+TOP_KEYS = ("format", "version", "scene", "materials", "shapes", "bodies", "joints", "no_collide", "elastic")
 SCENE_KEYS = ("name", "description", "gravity", "dt", "seconds", "solver", "settings", "params",
-              "gravity_schedule")
+              "gravity_schedule", "elastic_options")
+#: ``[[elastic]]`` entries (tumble.scenes.ElasticSpec): the mesh as a TetMesh generator and its parameters
+ELASTIC_KEYS = ("name", "mesh", "material", "position", "orientation", "linear_velocity", "angular_velocity", "pin")
+ELASTIC_MATERIAL_KEYS = ("density", "bulk_modulus", "shear_modulus", "bulk_viscosity", "shear_viscosity")
 MATERIAL_KEYS = ("name", "id", "density", "friction", "restitution")
 BODY_KEYS = ("name", "tag", "shape", "material", "position", "orientation", "linear_velocity",
              "angular_velocity", "mass", "density", "fixed", "spawn_time", "asleep")
@@ -509,6 +522,10 @@ def to_dict(spec: SceneSpec) -> dict:
         out["bodies"] = bodies
     if spec.joints:
         out["joints"] = [_joint_out(k, j) for k, j in enumerate(spec.joints)]
+    if spec.elastic:
+        out["elastic"] = [_elastic_out(k, e) for k, e in enumerate(spec.elastic)]
+    if spec.elastic_options:
+        scene["elastic_options"] = _plain("scene", "elastic_options", dict(spec.elastic_options))
     if spec.no_collide:
         n = len(spec.bodies)
         pairs = []
@@ -520,6 +537,80 @@ def to_dict(spec: SceneSpec) -> dict:
             pairs.append([_body_ref_out(f"no_collide[{k}]", "a", a, n), _body_ref_out(f"no_collide[{k}]", "b", b, n)])
         out["no_collide"] = pairs
     return out
+
+
+def _elastic_out(k: int, e) -> dict:
+    """An ``[[elastic]]`` entry: fields at their defaults left out."""
+    from tumble.elastic.material import ElasticMaterial
+
+    where = f"elastic[{k}]" + (f" (name {e.name!r})" if e.name else "")
+    d: dict = {}
+    if e.name:
+        d["name"] = str(e.name)
+    d["mesh"] = {"generator": str(e.mesh_generator), **_plain(where, "mesh", dict(e.mesh_params))}
+    if e.material is not None:
+        if not isinstance(e.material, ElasticMaterial):
+            raise SceneError(f"{where}: field material={e.material!r} is not a tumble.ElasticMaterial")
+        d["material"] = {f: _num_out(where, f"material.{f}", getattr(e.material, f)) for f in ELASTIC_MATERIAL_KEYS}
+    for f, default in (("position", (0.0, 0.0, 0.0)), ("orientation", (1.0, 0.0, 0.0, 0.0)),
+                       ("linear_velocity", (0.0, 0.0, 0.0)), ("angular_velocity", (0.0, 0.0, 0.0))):
+        v = getattr(e, f)
+        if not _same(v, default):
+            d[f] = _vec_out(where, f, v, len(default))
+    if len(e.pin):
+        d["pin"] = [int(i) for i in e.pin]
+    return d
+
+
+def _elastic_in(loc: _Loc, v):
+    """An ElasticSpec from an ``[[elastic]]`` entry (the mesh is made by ``spec.build``; bad parameters then
+    raise there, naming the entry)."""
+    from tumble.elastic.material import ElasticMaterial
+    from tumble.scenes.spec import MESH_GENERATORS, ElasticSpec
+
+    _table(loc, "", v, ELASTIC_KEYS, required=("mesh",))
+    mesh = _table(loc, "mesh", v["mesh"], _MeshKeys(), required=("generator",))
+    generator = _string(loc, "mesh.generator", mesh["generator"])
+    if generator not in MESH_GENERATORS:
+        raise loc.error("mesh.generator", generator, f"must be one of {list(MESH_GENERATORS)}")
+    params = {}
+    for key, x in mesh.items():
+        if key == "generator":
+            continue
+        if isinstance(x, list):
+            params[key] = tuple(_scalar(loc, f"mesh.{key}", y) if not isinstance(y, int) else y for y in x)
+        elif isinstance(x, (bool, str)) or not isinstance(x, (int, float)):
+            raise loc.error(f"mesh.{key}", x, "must be a number or an array of numbers")
+        else:
+            params[key] = x
+    kw: dict = {"mesh_generator": generator, "mesh_params": params}
+    if "name" in v:
+        kw["name"] = _string(loc, "name", v["name"])
+    if "material" in v:
+        m = _table(loc, "material", v["material"], ELASTIC_MATERIAL_KEYS)
+        try:
+            kw["material"] = ElasticMaterial(**{f: _scalar(loc, f"material.{f}", x) for f, x in m.items()})
+        except TumbleError as e:
+            raise loc.wrap(e, "material") from None
+    for f, n in (("position", 3), ("orientation", 4), ("linear_velocity", 3), ("angular_velocity", 3)):
+        if f in v:
+            kw[f] = _vector(loc, f, v[f], n, nonzero=f == "orientation")
+    if "pin" in v:
+        pins = _list(loc, "pin", v["pin"])
+        if not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in pins):
+            raise loc.error("pin", v["pin"], "must be an array of vertex indices >= 0")
+        kw["pin"] = tuple(pins)
+    return ElasticSpec(**kw)
+
+
+class _MeshKeys:
+    """Any key is allowed in a mesh table (the generator's parameters are checked by the generator)."""
+
+    def __contains__(self, key) -> bool:
+        return isinstance(key, str)
+
+    def __iter__(self):
+        return iter(("generator", "<the generator's parameters>"))
 
 
 # ==============================================================================================
@@ -1050,6 +1141,13 @@ def from_dict(d: dict, source: str = "<dict>") -> SceneSpec:
             raise loc.say(f"{p!r} names the same body twice")
         pairs.append((a, b))
     kw["no_collide"] = pairs
+
+    # [[elastic]]
+    kw["elastic"] = [_elastic_in(_Loc(str(source), f"elastic[{k}]"), e)
+                     for k, e in enumerate(_list(top, "elastic", d.get("elastic", [])))]
+    if "elastic_options" in sc:
+        opts = _table(sloc, "elastic_options", sc["elastic_options"], _MeshKeys())
+        kw["elastic_options"] = dict(opts)
 
     spec = SceneSpec(**kw)
     if solver is not None:

@@ -26,7 +26,7 @@ from tumble._core.removal import remove_body as remove_core_body
 from tumble._core.solvers import registry
 from tumble._core.state import CoreState
 from tumble._core.step import step as _core_step
-from tumble.errors import BodyError, JointError, SettingsError, SimulationError
+from tumble.errors import BodyError, ElasticError, JointError, SettingsError, SimulationError
 from tumble.joint_registry import JointRegistry
 from tumble.materials import DEFAULT, DENSITY_MAX, DENSITY_MIN, Material
 from tumble.shapes import Compound, ConvexHull, Plane, Shape
@@ -253,6 +253,8 @@ class World:
         self._materials.append(material)
         self._body_args.append(((None, None) if fixed else (m, None) if mass is not None else (None, float(rho)),
                                 self.time))
+        if isinstance(shape, Plane) and self._core.elastic is not None and self._floor() != self._core.elastic.floor:
+            self._core.elastic.rebuild(self.time, self.gravity, self._floor())
         return i
 
     def remove_body(self, body: int) -> None:
@@ -438,6 +440,8 @@ class World:
             for i, why in culprits:
                 nonfinite.freeze(core, i)
                 quarantined.append((i, why))
+        if core.elastic is not None:  # the elastic bodies: their own integrator over the same dt (elastic/world_link)
+            core.elastic.step(core, float(dt))
         self.events = [nonfinite.BodyQuarantined(i, self._names[i], self.step_count, self.time, why)
                        for i, why in quarantined] + self._joints.break_overloaded()
         if quarantined:
@@ -494,6 +498,181 @@ class World:
         if rec is not None:
             out["record"] = str(rec.save(record))
         return out
+
+    # ------------------------------------------------------------------ elastic bodies
+    def add_elastic_body(self, mesh, position=(0.0, 0.0, 0.0), orientation=(1.0, 0.0, 0.0, 0.0), *, material=None,
+                         linear_velocity=(0.0, 0.0, 0.0), angular_velocity=(0.0, 0.0, 0.0), name: str = "") -> int:
+        """Add an elastic (finite-element, paper 003) body: ``mesh`` (``tumble.TetMesh``, its rest shape in body
+        coordinates [m]) placed at ``position`` [m] turned by ``orientation`` (quaternion w, x, y, z), made of
+        ``material`` (``tumble.ElasticMaterial``; default: its soft rubber), every vertex moving with
+        ``linear_velocity`` [m/s] plus ``angular_velocity`` [rad/s] about ``position``. Returns its elastic-body
+        id (0, 1, ... in its own numbering, separate from the rigid bodies').
+
+        The world's elastic bodies share one ``ElasticSystem`` stepped by ``step`` after the rigid solver for the
+        same dt (``tumble.elastic.world_link``); they rest on the world's +z ``Plane`` (contact springs, 003 §7.2)
+        and push and are pushed by rigid spheres, boxes, capsules and other planes (``tumble.elastic.coupling``).
+        A bad argument raises ``ElasticError`` naming the body, field and value, and changes nothing."""
+        from tumble.elastic import ElasticBody, ElasticMaterial, TetMesh
+        from tumble.elastic.world_link import ElasticBodies
+
+        owner_obj = self._core.elastic
+        eid = 0 if owner_obj is None else len(owner_obj.bodies)
+        owner = f"elastic body {eid}" + (f" ({name!r})" if name else "")
+        if not self.capabilities.elastic_bodies:
+            raise ElasticError(f"{owner}: solver {self.solver!r} does not carry elastic bodies "
+                               "(capabilities.elastic_bodies is False)")
+        if not isinstance(mesh, TetMesh):
+            raise ElasticError(f"{owner}: field mesh={mesh!r} is not a tumble.TetMesh")
+        material = ElasticMaterial() if material is None else material
+        if not isinstance(material, ElasticMaterial):
+            raise ElasticError(f"{owner}: field material={material!r} is not a tumble.ElasticMaterial")
+        if not isinstance(name, str):
+            raise ElasticError(f"{owner}: field name={name!r} is not a string")
+        try:
+            pos = _vec(owner, "position", position, 3)
+            q = _vec(owner, "orientation", orientation, 4)
+            v = _vec(owner, "linear_velocity", linear_velocity, 3)
+            om = _vec(owner, "angular_velocity", angular_velocity, 3)
+        except BodyError as e:
+            raise ElasticError(str(e)) from None
+        if np.linalg.norm(q) < 1e-12:
+            raise ElasticError(f"{owner}: field orientation={q.tolist()} is a zero quaternion")
+        body = ElasticBody(mesh, material, position=pos, rotation=quat_to_matrix_py(q / np.linalg.norm(q)),
+                           velocity=v, angular_velocity=om, name=name)
+        elastic = owner_obj if owner_obj is not None else ElasticBodies()
+        elastic.bodies.append(body)
+        elastic.names.append(name)
+        try:
+            elastic.rebuild(self.time, self.gravity, self._floor())
+        except ElasticError as e:
+            elastic.bodies.pop()
+            elastic.names.pop()
+            raise ElasticError(f"{owner}: {e}") from None
+        self._core.elastic = elastic
+        return eid
+
+    def _floor(self) -> float | None:
+        """Height [m] of the highest fixed Plane whose world normal is +z (the elastic bodies' floor), or None."""
+        best = None
+        for i, shape in enumerate(self._shapes):
+            if isinstance(shape, Plane) and not self.bodies.body_removed[i]:
+                normal = quat_to_matrix_py(self.bodies.body_orientation[i]) @ np.asarray(shape.normal)
+                if normal[2] > 1.0 - 1e-12:
+                    z = float(self.bodies.body_position[i, 2])
+                    best = z if best is None else max(best, z)
+        return best
+
+    def _elastic(self, body):
+        """(owner, checked id) for an elastic-body id."""
+        if self._core.elastic is None:
+            raise ElasticError(f"elastic body id {body!r} does not exist (the world has no elastic bodies)")
+        return self._core.elastic, self._core.elastic.check(body)
+
+    @property
+    def elastic_body_count(self) -> int:
+        return 0 if self._core.elastic is None else len(self._core.elastic.bodies)
+
+    @property
+    def elastic_system(self):
+        """The ``tumble.elastic.ElasticSystem`` stepping the elastic bodies (None without any): read it."""
+        return None if self._core.elastic is None else self._core.elastic.system
+
+    def elastic_vertices(self, body: int) -> np.ndarray:
+        """Current vertex positions [m] (n, 3) of elastic body ``body`` (a copy; rows in mesh order)."""
+        elastic, i = self._elastic(body)
+        return elastic.system.vertices(i)
+
+    def elastic_velocities(self, body: int) -> np.ndarray:
+        """Current vertex velocities [m/s] (n, 3) of elastic body ``body`` (a copy)."""
+        elastic, i = self._elastic(body)
+        return elastic.system.vertex_velocities(i)
+
+    def elastic_surface(self, body: int) -> np.ndarray:
+        """Outward surface triangles (k, 3) of elastic body ``body``, as indices into its vertices (a copy)."""
+        elastic, i = self._elastic(body)
+        return elastic.bodies[i].mesh.surface.copy()
+
+    def elastic_mesh(self, body: int):
+        """The ``TetMesh`` (rest shape) elastic body ``body`` was added with."""
+        elastic, i = self._elastic(body)
+        return elastic.bodies[i].mesh
+
+    def elastic_name(self, body: int) -> str:
+        elastic, i = self._elastic(body)
+        return elastic.names[i]
+
+    def pin(self, body: int, vertex_ids, trajectory=None) -> None:
+        """Hold vertices ``vertex_ids`` (indices into elastic body ``body``'s mesh) where they are now, or on
+        ``trajectory(t)`` -> (k, 3) world positions [m] at world time t [s] (003 §3: Lagrange multipliers by
+        default, ``set_elastic_options(constraint_method="springs")`` for springs). A vertex held twice, a bad
+        index or a bad trajectory raises ``ElasticError`` and changes nothing."""
+        elastic, i = self._elastic(body)
+        owner = f"elastic body {i}" + (f" ({elastic.names[i]!r})" if elastic.names[i] else "")
+        target = elastic.bodies[i]
+        try:
+            ids = target._indices(vertex_ids)
+        except ElasticError:
+            raise ElasticError(f"{owner}: field vertex_ids={vertex_ids!r} must be distinct mesh vertex indices in "
+                               f"0..{target.mesh.vertex_count - 1}") from None
+        if trajectory is None:
+            held = elastic.system.vertices(i)[ids]
+            trajectory = (lambda fixed: (lambda t: fixed))(held)
+            velocity = (lambda zero: (lambda t: zero))(np.zeros_like(held))
+            target.constraints.append(_constraint(ids, trajectory, velocity, velocity))
+        elif not callable(trajectory):
+            raise ElasticError(f"{owner}: field trajectory={trajectory!r} must be callable t -> (k, 3) positions")
+        else:
+            target.constraints.append(_constraint(ids, trajectory, None, None))
+        try:
+            elastic.rebuild(self.time, self.gravity, self._floor())
+        except ElasticError as e:
+            target.constraints.pop()
+            raise ElasticError(f"{owner}: pin({ids.tolist()[:8]}): {e}") from None
+
+    def set_elastic_options(self, **options) -> None:
+        """Options of the elastic integrator (``tumble.elastic.ElasticSystem`` keywords: ``integrator``
+        ("rkf45" | "implicit"), ``tol`` [m], ``contact_stiffness`` [N/m] (floor springs), ``max_step`` [s], ...)
+        and ``rigid_contact_stiffness`` [N/m] (penalty springs against rigid geoms, default 2e4). Checked at
+        once (``ElasticError``; a rejected call changes nothing); needs an elastic body first."""
+        if self._core.elastic is None:
+            raise ElasticError("set_elastic_options: the world has no elastic bodies yet (add one first)")
+        elastic = self._core.elastic
+        old_options, old_stiffness = dict(elastic.options), elastic.rigid_stiffness
+        stiffness = options.pop("rigid_contact_stiffness", old_stiffness)
+        if isinstance(stiffness, bool) or not isinstance(stiffness, (int, float)) or not math.isfinite(stiffness) \
+                or stiffness <= 0:
+            raise ElasticError(f"set_elastic_options: field rigid_contact_stiffness={stiffness!r} must be a finite "
+                               "number > 0 [N/m]")
+        from tumble.elastic.system import ElasticSystem
+
+        known = set(inspect.signature(ElasticSystem.__init__).parameters) - {"self", "bodies", "gravity", "floor_z"}
+        for key in options:
+            if key not in known:
+                raise ElasticError(f"set_elastic_options: unknown field {key!r}; known: {sorted(known)}")
+        elastic.options = {**old_options, **options}
+        elastic.rigid_stiffness = float(stiffness)
+        try:
+            elastic.rebuild(self.time, self.gravity, self._floor())
+        except (ElasticError, TypeError) as e:
+            elastic.options, elastic.rigid_stiffness = old_options, old_stiffness
+            raise ElasticError(f"set_elastic_options: {e}") from None
+
+    def elastic_energies(self) -> dict:
+        """Energy split [J] of the elastic bodies now: elastic, kinetic, potential, contact (floor and rigid
+        contact springs), constraint, dissipated (so far) and total (``ElasticSystem.energies``); {} without any."""
+        return {} if self._core.elastic is None else self._core.elastic.system.energies()
+
+    def elastic_counters(self) -> dict:
+        """The elastic integrator's counters since the first elastic body (``ElasticSystem.counters``)."""
+        return {} if self._core.elastic is None else self._core.elastic.system.counters()
+
+    def elastic_momentum(self) -> np.ndarray:
+        """Linear momentum [kg m/s] of the elastic bodies (sum_i m_i v_i with the lumped masses)."""
+        return np.zeros(3) if self._core.elastic is None else self._core.elastic.system.momentum()
+
+    def elastic_floor_force(self) -> np.ndarray:
+        """Force [N] (3,) the floor's contact springs exert on the elastic bodies now."""
+        return np.zeros(3) if self._core.elastic is None else self._core.elastic.system.floor_force()
 
     # ------------------------------------------------------------------ joints
     def add_joint(self, joint) -> int:
@@ -765,3 +944,9 @@ class World:
         t = _vec(f"body {i}", "torque", torque, 3)
         self._wake(i)
         self.bodies.body_torque[i] += t
+
+
+def _constraint(ids, trajectory, velocity, acceleration):
+    from tumble.elastic.constraints import VertexConstraint
+
+    return VertexConstraint(ids, trajectory, velocity, acceleration)

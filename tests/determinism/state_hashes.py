@@ -2,7 +2,8 @@
 architecture work (issue 14). ``python tests/determinism/state_hashes.py --write`` records them
 (``state_hashes.json`` beside this file) from a reviewed run; ``test_state_hashes.py`` recomputes and
 compares them bit for bit. The hash covers every body's position, orientation and both velocities
-after ``STEPS`` steps at the scene's own dt (float64 bytes, SHA-256)."""
+after ``STEPS`` steps at the scene's own dt (float64 bytes, SHA-256), and for scenes with elastic bodies
+their vertex positions and velocities."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ def state_hash(w) -> str:
     h = hashlib.sha256()
     for a in (w.positions, w.orientations, w.linear_velocities, w.angular_velocities):
         h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    system = getattr(w, "elastic_system", None)
+    if system is not None:  # elastic scenes: the vertices too (rigid-only worlds hash exactly as before)
+        for a in (system.positions, system.velocities):
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
     return h.hexdigest()
 
 

@@ -68,3 +68,11 @@ def test_run_json_writes_non_finite_metrics_as_strings(capsys, monkeypatch):
     res = json.loads(text)
     assert res["merit"] == "nan" and res["realtime_factor"] == "inf"
     assert sorted(res["nonfinite"]) == [["merit"], ["realtime_factor"]]
+
+
+def test_run_rubber_cylinders_reports_the_elastic_bodies(capsys):
+    assert main(["run", "rubber_cylinders", "--seconds", "0.1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["elastic_bodies"] == 2 and out["elastic_steps_taken"] > 0
+    assert out["elastic_energy_total"] == pytest.approx(sum(out[f"elastic_energy_{k}"] for k in (
+        "elastic", "kinetic", "potential", "contact", "constraint", "dissipated")))

@@ -250,3 +250,25 @@ def test_rendering_from_another_thread(viz, box_recording):
     t.start()
     t.join()
     assert np.array_equal(out["img"], here)
+
+
+def test_elastic_surface_is_drawn_where_the_pinhole_puts_its_vertices(viz, tmp_path):
+    """A jelly cube alone (no gravity): its drawn pixels cover the pinhole projection of its surface vertices
+    of the last frame, and the background elsewhere (an empty recording of the same camera)."""
+    w = tb.World(gravity=(0.0, 0.0, 0.0))
+    w.add_elastic_body(tb.TetMesh.box((0.6, 0.6, 0.6), (2, 2, 2)), position=(0.6, 0.0, 0.3),
+                       linear_velocity=(0.3, 0.0, 0.0))
+    path = tmp_path / "jelly.npz"
+    w.run(0.5, 1.0 / 60.0, record=str(path), record_every=10)
+    rec = Recording.load(path)
+    img = viz.render_frame(rec, rec.frame_count - 1, width=W, height=H, camera=CAM).astype(float)
+    x, tris = rec.elastic_mesh(rec.frame_count - 1, 0)
+    centre = pinhole(x.mean(axis=0, keepdims=True), CAM, W, H)[0]
+    px = np.round(centre).astype(int)
+    corner = img[5, 5]
+    assert np.abs(img[px[1], px[0]] - corner).sum() > 30     # the body's centre pixel is not background
+    pts = pinhole(x, CAM, W, H)
+    lo, hi = np.floor(pts.min(axis=0)).astype(int), np.ceil(pts.max(axis=0)).astype(int)
+    mask = np.abs(img - corner).sum(axis=2) > 30
+    ys, xs = np.nonzero(mask)
+    assert xs.min() >= lo[0] - 3 and xs.max() <= hi[0] + 3 and ys.min() >= lo[1] - 3  # nothing outside its box

@@ -39,6 +39,8 @@ class CoreState:
         broad_phase: SweepAndPrune over the geoms' fat boxes; fat_count: geoms whose fat boxes exist.
     Per step: counters (dict of numbers), profile (ms per stage), merit_history (000 Fig. 5),
     time [s], step_count, gravity (3,) [m/s^2].
+    ``elastic``: the world's elastic bodies (``tumble.elastic.world_link.ElasticBodies``, None until the first
+    one; World.step steps it after the solver, so a snapshot of the core state holds it too).
     ``solver``: the solver object (``_core.solvers.protocol.Solver``), which owns its private arrays;
     ``settings``: its settings object.
     """
@@ -66,6 +68,7 @@ class CoreState:
         self.time = 0.0
         self.step_count = 0
         self._rollback = None
+        self.elastic = None
         self.solver = registry.solver_class(solver_name)(self)
 
     def rollback_copy(self) -> tuple:

@@ -11,6 +11,8 @@
     contact.py      sticky floor contact springs (§7.2, kernels)
     rkf45.py        Runge-Kutta-Fehlberg 4(5) (§8.3);  implicit.py: backward Euler + Newton
     body.py         ElasticBody;  system.py: ElasticSystem (state, forces, event loop, energies, counters)
+    coupling.py     penalty contact between surface vertices and rigid geoms, the rigid bodies' response (kernels)
+    world_link.py   ElasticBodies: a World's elastic bodies, stepped after the rigid solver (World.add_elastic_body)
 """
 
 from tumble.elastic.body import ElasticBody

@@ -39,5 +39,15 @@ class MassSolver:
         self.lumped = np.asarray(matrix.sum(axis=1)).ravel()
         self._lu = splu(matrix, **SYMMETRIC_LU)
 
+    def __deepcopy__(self, memo):
+        """Copies share the LU factors (never modified after ``__init__``; SuperLU objects cannot be copied), so
+        a World snapshot holding an ElasticSystem (``World.save_state``) works."""
+        twin = MassSolver.__new__(MassSolver)
+        twin.matrix = self.matrix.copy()
+        twin.lumped = self.lumped.copy()
+        twin._lu = self._lu
+        memo[id(self)] = twin
+        return twin
+
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         return self._lu.solve(rhs)

@@ -16,11 +16,13 @@ Integrators: ``"rkf45"`` (paper §8.3, adaptive, tolerance ``tol`` in m) and ``"
 Newton on the incremental potential with the exact sparse Hessian, implicit.py): one step per call of
 ``step(dt)`` unless an event truncates it.
 
-Wiring into World (later): the state is plain SoA arrays (``positions``, ``velocities`` (n, 3), ``tets``
+Wiring into World (done: ``world_link.ElasticBodies``, docs/architecture.md "Elastic bodies in the step"): the
+state is plain SoA arrays (``positions``, ``velocities`` (n, 3), ``tets``
 (m, 4) and the per-tet constants, ``spring_alive`` / ``spring_anchor``), the bodies' rows are contiguous,
 and ``step(dt)`` advances exactly dt, so a World can own one ElasticSystem, step it with its own dt and
-read ``vertices(i)`` / ``energies()`` / ``counters()`` for recordings and metrics; rigid-elastic contact would
-add spring sources next to the floor (contact.py) and crossing conditions next to the plane (events.py).
+read ``vertices(i)`` / ``energies()`` / ``counters()`` for recordings and metrics. Rigid-elastic contact is the
+``obstacles`` hook (coupling.py): penalty forces in ``_forces`` and the rigid bodies' response after each
+accepted sub-step.
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ class ElasticSystem:
         # --- contact springs (§7.2), one per vertex at most
         n = len(self.positions)
         self.plane_normal = np.array([0.0, 0.0, 1.0])
+        self.obstacles = None  # coupling.Obstacles: rigid geoms of a World (penalty springs), set by the World
         self.spring_alive = np.zeros(n, dtype=np.bool_)
         self.spring_anchor = np.zeros((n, 3))
         self._crossing_u = np.empty(n)
@@ -232,6 +235,8 @@ class ElasticSystem:
         kinetic = 0.5 * float(np.sum(self.velocities * (self.mass.matrix @ self.velocities)))
         potential = -float(self.mass.lumped @ (self.positions @ self.gravity))
         contact = spring_forces(self.positions, self.spring_alive, self.spring_anchor, self.contact_stiffness, forces)
+        if self.obstacles is not None:
+            contact += self.obstacles.forces(self.positions, self.velocities, forces)
         constraint = 0.0
         if self.constraint_method == "springs" and len(self.constrained):
             target, _, _ = self._constraint_targets(self.time)
@@ -248,6 +253,13 @@ class ElasticSystem:
             return 0.0
         target, _, _ = self._constraint_targets(self.time)
         return float(np.linalg.norm(self.positions[self.constrained] - target, axis=1).max())
+
+    def floor_force(self) -> np.ndarray:
+        """Total force (3,) N the live floor springs exert on the elastic vertices now (sum -k (x - anchor))."""
+        if not self.spring_alive.any():
+            return np.zeros(3)
+        alive = self.spring_alive
+        return -self.contact_stiffness * (self.positions[alive] - self.spring_anchor[alive]).sum(0)
 
     def counters(self) -> dict[str, float]:
         return {"time": self.time, "steps_taken": self.steps_taken, "steps_rejected": self.steps_rejected,
@@ -270,6 +282,8 @@ class ElasticSystem:
         if with_viscosity and self.viscous and ratio > 0.0:
             power = viscous_forces(x, v, self.tets, self.tet_bulk_viscosity, self.tet_shear_viscosity, forces)
         energy += spring_forces(x, self.spring_alive, self.spring_anchor, self.contact_stiffness, forces)
+        if self.obstacles is not None:  # rigid geoms of a World (coupling.py): penalty springs
+            energy += self.obstacles.forces(x, v, forces)
         if self.constraint_method == "springs" and len(self.constrained):
             target, _, _ = self._constraint_targets(t)
             stretch = x[self.constrained] - target
@@ -306,6 +320,8 @@ class ElasticSystem:
             estimate = float(np.linalg.norm(image) / np.linalg.norm(vector))
             vector = image / np.linalg.norm(image)
         springs = self.contact_stiffness if self.floor_z is not None else 0.0
+        if self.obstacles is not None:
+            springs += self.obstacles.stiffness
         if self.constraint_method == "springs" and len(self.constrained):
             springs += self.constraint_stiffness
         omega_squared = 1.05 * estimate + springs / float(self.mass.lumped.min())  # 5 %: power iteration is low
@@ -403,6 +419,9 @@ class ElasticSystem:
             break
         else:
             raise SimulationError(f"ElasticSystem: no acceptable step from t = {self.time:.6f} s")
+        if self.obstacles is not None:  # the rigid geoms' reaction impulse over this sub-step (coupling.py)
+            self.obstacles.accumulate(self.positions, self.velocities, x1, v1, h,
+                                      "trapezoid" if self.integrator == "rkf45" else "end")
         self.positions = x1
         self.velocities = v1
         self.time += h

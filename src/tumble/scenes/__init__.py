@@ -14,14 +14,15 @@ Importing this package compiles nothing.
 from __future__ import annotations
 
 from tumble.errors import SceneError
+from tumble.scenes import elastic as _elastic  # noqa: F401  (registers the elastic scenes of paper 003)
 from tumble.scenes import gauss as _gauss  # noqa: F401  (registers the scenes of paper 002)
 from tumble.scenes import impulse as _impulse  # noqa: F401  (registers the scenes of paper 004)
 from tumble.scenes import joints as _joints  # noqa: F401  (registers the joint scenes)
 from tumble.scenes import library as _library
 from tumble.scenes import stacking as _stacking  # noqa: F401  (registers the scenes of paper 000)
-from tumble.scenes.spec import BodySpec, SceneSpec
+from tumble.scenes.spec import BodySpec, ElasticSpec, SceneSpec
 
-__all__ = ["BodySpec", "SceneSpec", "SceneError", "build", "defaults", "describe", "names", "spec",
+__all__ = ["BodySpec", "ElasticSpec", "SceneSpec", "SceneError", "build", "defaults", "describe", "names", "spec",
            "split_params"]
 
 

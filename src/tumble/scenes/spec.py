@@ -43,6 +43,38 @@ class BodySpec:
 
 
 @dataclass
+class ElasticSpec:
+    """One elastic body (``World.add_elastic_body``): its mesh named by a ``tumble.TetMesh`` generator
+    (``mesh_generator`` "box", "beam", "cylinder" or "sphere" with keyword ``mesh_params``, SI units), pose,
+    initial velocity, ``tumble.ElasticMaterial`` and the mesh vertices pinned where they start (``pin``)."""
+
+    mesh_generator: str
+    mesh_params: dict = field(default_factory=dict)
+    position: tuple = (0.0, 0.0, 0.0)
+    orientation: tuple = (1.0, 0.0, 0.0, 0.0)
+    linear_velocity: tuple = (0.0, 0.0, 0.0)
+    angular_velocity: tuple = (0.0, 0.0, 0.0)
+    material: object = None
+    name: str = ""
+    pin: tuple = ()
+
+    def mesh(self):
+        from tumble.elastic.mesh import TetMesh
+
+        if self.mesh_generator not in MESH_GENERATORS:
+            raise SceneError(f"elastic body {self.name!r}: field mesh_generator={self.mesh_generator!r} must be one "
+                             f"of {list(MESH_GENERATORS)}")
+        try:
+            return getattr(TetMesh, self.mesh_generator)(**self.mesh_params)
+        except TypeError as e:
+            raise SceneError(f"elastic body {self.name!r}: field mesh_params={self.mesh_params!r}: {e}") from None
+
+
+#: TetMesh class methods a scene may name
+MESH_GENERATORS = ("box", "beam", "cylinder", "sphere")
+
+
+@dataclass
 class SceneSpec:
     """A whole scene.
 
@@ -64,6 +96,8 @@ class SceneSpec:
             >= time - 1e-9 (``World.schedule_gravity``, the rule of ``World.spawn``). ``gravity`` is
             the gravity before the first entry; an entry at time 0 overrides it from the first step.
             Empty (the default): constant ``gravity``.
+        elastic: ``ElasticSpec`` per elastic body (elastic-body id = index), added after the rigid bodies;
+        elastic_options: ``World.set_elastic_options`` keywords (integrator, tol, contact stiffnesses ...).
     """
 
     name: str
@@ -77,6 +111,8 @@ class SceneSpec:
     joints: list = field(default_factory=list)
     no_collide: list = field(default_factory=list)
     gravity_schedule: list = field(default_factory=list)
+    elastic: list = field(default_factory=list)
+    elastic_options: dict = field(default_factory=dict)
 
     def add(self, shape: Shape, position=(0.0, 0.0, 0.0), **kw) -> int:
         self.bodies.append(BodySpec(shape=shape, position=tuple(np.asarray(position, dtype=float)), **kw))
@@ -171,6 +207,14 @@ class SceneSpec:
             w.disable_collision(a, b)
         for t, g in self.gravity_schedule:
             w.schedule_gravity(t, g)
+        for k, e in enumerate(self.elastic):
+            kw = {} if e.material is None else {"material": e.material}
+            i = w.add_elastic_body(e.mesh(), e.position, e.orientation, linear_velocity=e.linear_velocity,
+                                   angular_velocity=e.angular_velocity, name=e.name, **kw)
+            if len(e.pin):
+                w.pin(i, list(e.pin))
+            if k == 0 and self.elastic_options:
+                w.set_elastic_options(**self.elastic_options)
         w.scene = self
         w.default_dt = self.dt
         return w

@@ -10,7 +10,11 @@
 * ``stages.png``: ms per stage stacked (the step's ``total`` drawn as a line on top, so time outside
   the named stages shows as the gap), the per-stage profile of DESIGN "The step"; the y axis is
   clipped at 1.5x the 99th percentile of the total so a first step that compiled stays off scale;
-* ``summary.png``: the five panels on one page.
+* ``summary.png``: the five panels on one page;
+* recordings with elastic bodies also get ``elastic_energy.png`` (the elastic bodies' energy split:
+  strain, kinetic, potential relative to the first step, contact springs, dissipated so far, and their
+  total, which only prescribed motion may change) and ``elastic_steps.png`` (the elastic integrator's
+  mean step size dt / steps per world step [ms], log scale, and its steps per world step).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from tumble.recording import Recording
 
 #: plot files written by :func:`plot`, in order
 FILES = ("energy.png", "penetration.png", "merit.png", "contacts.png", "stages.png", "summary.png")
+#: written besides for recordings with elastic bodies
+ELASTIC_FILES = ("elastic_energy.png", "elastic_steps.png")
 
 
 def _pyplot():
@@ -93,6 +99,29 @@ def _stages(ax, rec):
     ax.legend(loc="upper left", fontsize=7, ncol=3)
 
 
+def _elastic_energy(ax, rec):
+    from tumble.recording import ELASTIC_ENERGY_COLUMNS
+
+    t, e = rec.step_time, np.array(rec.step_elastic_energy, dtype=float)
+    if len(e):
+        e[:, 2] -= e[0, 2]  # potential relative to the first step (as in energy.png)
+    for k, name in enumerate(ELASTIC_ENERGY_COLUMNS):
+        ax.plot(t, e[:, k], label=name + (" − first step" if name == "potential" else ""), lw=1.0)
+    ax.plot(t, e.sum(axis=1), color="k", lw=1.2, label="total")
+    ax.set_ylabel("elastic bodies' energy [J]")
+    ax.legend(loc="best", fontsize=8)
+
+
+def _elastic_steps(ax, rec):
+    t, n = rec.step_time, np.asarray(rec.step_elastic_substeps)
+    ok = n > 0
+    ax.semilogy(t[ok], 1000.0 * rec.dt / n[ok], color="C2", label="mean step dt / steps")
+    ax.set_ylabel("elastic step [ms]")
+    ax2 = ax.twinx()
+    ax2.plot(t, n, color="C1", lw=0.8)
+    ax2.set_ylabel("elastic steps per step", color="C1")
+
+
 PANELS = (("energy.png", _energy), ("penetration.png", _penetration), ("merit.png", _merit),
           ("contacts.png", _contacts), ("stages.png", _stages))
 
@@ -125,4 +154,15 @@ def plot(recording, out_dir, *, dpi: int = 110) -> list[Path]:
     fig.savefig(out / "summary.png", dpi=dpi)
     plt.close(fig)
     written.append(out / "summary.png")
+    if rec.elastic_body_count:
+        for name, draw in zip(ELASTIC_FILES, (_elastic_energy, _elastic_steps)):
+            fig, ax = plt.subplots(figsize=(8, 4))
+            draw(ax, rec)
+            ax.set_xlabel("time [s]")
+            ax.set_title(_title(rec), fontsize=10)
+            ax.grid(alpha=0.3)
+            fig.tight_layout()
+            fig.savefig(out / name, dpi=dpi)
+            plt.close(fig)
+            written.append(out / name)
     return written

@@ -342,6 +342,7 @@ class Renderer:
             s = sd.typical_size
             self.contact_size = (0.035 * s, 0.35 * s, 0.01 * s)
         self._setup_hulls()
+        self._setup_elastic()
         self._setup_ground()
         self._render_background()
 
@@ -373,6 +374,41 @@ class Renderer:
         self.hull_shadow_vao = self._keep(ctx.vertex_array(self.p_hull_shadow, [(vbo, "3f 3x4 1f", "in_pos",
                                                                                  "in_slot")]))
         self.hull_vertices = len(soup)
+
+    def _setup_elastic(self):
+        """Elastic surfaces: one dynamic flat-shaded soup (rewritten every frame, SceneData.elastic_soup) drawn
+        by the hull programs with identity poses in their own small texture (slot = elastic body)."""
+        import moderngl
+
+        ctx, sd = self.ctx, self.scene
+        self.elastic_vao = None
+        if not sd.elastic_count:
+            return
+        soup = sd.elastic_soup(0)
+        self.elastic_vbo = self._keep(ctx.buffer(reserve=soup.nbytes, dynamic=True))
+        self.elastic_tex = self._keep(ctx.texture((3 * sd.elastic_count, 1), 4, dtype="f4"))
+        self.elastic_tex.filter = (moderngl.NEAREST, moderngl.NEAREST)
+        # the hull programs read HULLS_PER_ROW slots per row; all elastic bodies fit one row below that
+        self.elastic_tex.write(sd.elastic_texels().reshape(1, -1, 4).tobytes())
+        self.elastic_vao = self._keep(ctx.vertex_array(self.p_hull, [(self.elastic_vbo, "3f 3f 1f", "in_pos",
+                                                                      "in_normal", "in_slot")]))
+        self.elastic_shadow_vao = self._keep(ctx.vertex_array(self.p_hull_shadow, [(self.elastic_vbo, "3f 3x4 1f",
+                                                                                    "in_pos", "in_slot")]))
+        self.elastic_vertices = len(soup)
+
+    def _draw_elastic(self, shadow: bool):
+        import moderngl
+
+        if self.elastic_vao is None:
+            return
+        for p in (self.p_hull, self.p_hull_shadow):
+            p["u_per_row"].value = HULLS_PER_ROW
+            p["u_inst"].value = 1
+        self.elastic_tex.use(location=1)
+        (self.elastic_shadow_vao if shadow else self.elastic_vao).render(moderngl.TRIANGLES,
+                                                                          vertices=self.elastic_vertices)
+        if self.hull_vao is not None:
+            self.hull_tex.use(location=1)
 
     def _set_lighting(self, p):
         p["u_eye"].value = tuple(self.camera.eye)
@@ -497,6 +533,8 @@ class Renderer:
             full = np.zeros((rows * cols, 3, 4), np.float32)
             full[: len(t)] = t
             self.hull_tex.write(full.reshape(rows, cols * 3, 4).tobytes())
+        if self.elastic_vao is not None:
+            self.elastic_vbo.write(sd.elastic_soup(f).tobytes())
         if self.contacts:
             pts, lines = sd.contact_instances(f, *self.contact_size)
             self.contact_kinds[0].split(pts, None, None, "lit")
@@ -522,6 +560,7 @@ class Renderer:
                 k.draw("shadow")
             if self.hull_vao is not None:
                 self.hull_shadow_vao.render(moderngl.TRIANGLES, vertices=self.hull_vertices)
+            self._draw_elastic(shadow=True)
         ctx.cull_face = "back"
         self.shadow_tex.use(location=0)
         # 2. background (colour + depth), 3. shadowed ground inside the shadow map's footprint
@@ -548,6 +587,7 @@ class Renderer:
             k.draw("lit")
         if self.hull_vao is not None:
             self.hull_vao.render(moderngl.TRIANGLES, vertices=self.hull_vertices)
+        self._draw_elastic(shadow=False)
         if self.contacts:
             for k in self.contact_kinds:
                 k.draw("lit")

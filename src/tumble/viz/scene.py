@@ -180,7 +180,56 @@ class SceneData:
         self.base_linear = srgb_to_linear(self.base_colors)
         self.speed_max = self._speed_scale() if color_by == "speed" else 0.0
 
+        # elastic bodies (recording.ELASTIC_SCHEMA): surface triangles, colours after the rigid bodies' palette
+        self.elastic_count = rec.elastic_body_count
+        if self.elastic_count:
+            self.elastic_triangles = np.asarray(a["elastic_triangles"], np.int64)
+            self.elastic_triangle_body = np.asarray(a["elastic_triangle_body"], np.int64)
+            self.elastic_colors = body_palette(self.n_bodies + self.elastic_count)[self.n_bodies:]
+            self.elastic_linear = srgb_to_linear(self.elastic_colors)
+
         self.bounds_all, self.bounds_start = self._bounds()
+        if self.elastic_count:
+            self.bounds_all, self.bounds_start = (self._join_elastic(b) for b in (self.bounds_all, self.bounds_start))
+
+    def _join_elastic(self, box):
+        """``box`` (lo, hi) grown to hold the elastic vertices of every frame (or replaced by them when the
+        recording has no solid rigid body)."""
+        a = self.rec.arrays
+        x = a["frame_elastic_position"]
+        live = np.arange(x.shape[1])[None, :] < a["frame_elastic_vertex_count"][:, None]
+        pts = x[live]
+        if not len(pts):
+            return box
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        if not (self.geom_type != PLANE).any():
+            return lo, hi
+        return np.minimum(box[0], lo), np.maximum(box[1], hi)
+
+    def elastic_soup(self, f: int) -> np.ndarray:
+        """(3t, 7) float32 flat-shaded triangle soup of the elastic surfaces in frame ``f``: position, face
+        normal, slot (the elastic body); triangles of bodies not yet in the frame are collapsed to a point."""
+        a = self.rec.arrays
+        x = a["frame_elastic_position"][f]
+        t = self.elastic_triangles
+        p = x[t]  # (t, 3, 3)
+        n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+        n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-30)
+        out = np.empty((len(t), 3, 7), np.float32)
+        out[:, :, :3] = p
+        out[:, :, 3:6] = n[:, None, :]
+        out[:, :, 6] = self.elastic_triangle_body[:, None]
+        absent = t.max(axis=1) >= a["frame_elastic_vertex_count"][f]
+        out[absent, :, :3] = 0.0
+        return out.reshape(-1, 7)
+
+    def elastic_texels(self) -> np.ndarray:
+        """(e, 3, 4) float32 per elastic body: identity pose (the soup is in world coordinates), colour."""
+        t = np.zeros((self.elastic_count, 3, 4), np.float32)
+        t[:, 0, 3] = 1.0
+        t[:, 1, 0] = 1.0
+        t[:, 2, :3], t[:, 2, 3] = self.elastic_linear, 1.0
+        return t
 
     # ------------------------------------------------------------------ colours
     def _apply_overrides(self, body_colors):

@@ -24,7 +24,9 @@ class Capabilities:
     sleeping: bodies fall asleep and ``World.add_body(asleep=True)`` starts them asleep;
         ``sleeping_meaning`` says what ``World.sleeping`` reports for this solver.
     restitution: materials' restitution makes bodies bounce.
-    elastic_bodies: elastic (finite-element) bodies can be added.
+    elastic_bodies: elastic (finite-element) bodies can be added. True by default: the elastic bodies are
+        stepped by their own integrator after the solver's step (``tumble.elastic.world_link``), so
+        every rigid solver carries them; a plug-in may declare False to refuse them.
     counters: the names of the per-step counters the solver reports in ``World.counters`` besides
         the shared ones (contacts, pairs, bodies, max_penetration).
     """
@@ -33,7 +35,7 @@ class Capabilities:
     sleeping: bool = False
     sleeping_meaning: str = "this solver has no sleeping: no body is ever asleep"
     restitution: bool = True
-    elastic_bodies: bool = False
+    elastic_bodies: bool = True
     counters: tuple[str, ...] = ()
 
 

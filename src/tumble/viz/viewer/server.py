@@ -146,6 +146,15 @@ def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
     for h in range(H):
         v, t = rec.hull(h)
         hulls.append({"vertices": _floats(v), "triangles": np.asarray(t, dtype=np.int64).tolist()})
+    E = rec.elastic_body_count
+    elastic = []
+    for e in range(E):
+        _, tris = rec.elastic_mesh(0, e)
+        elastic.append({"name": str(rec.elastic_body_name[e]), "vertex_start": int(rec.elastic_vertex_start[e]),
+                        "vertex_count": int(rec.elastic_vertex_count[e]),
+                        "triangles": np.asarray(tris, dtype=np.int64).tolist()})
+    EV = int(rec.frame_elastic_position.shape[1]) if E else 0
+    elastic_frames = rec.frame_elastic_position if E else np.zeros((F, 0, 3))
     meta = {k: v for k, v in rec.meta.items() if k != "world"}   # the world description serves world_at only
     doc = {
         "format": "tumble-viewer",
@@ -168,6 +177,8 @@ def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
                                               _floats(rec.geom_local_position), _floats(rec.geom_local_orientation),
                                               rec.geom_hull)],
         "hulls": hulls,
+        "elastic": elastic,
+        "elastic_vertex_total": EV,
         "binary": {
             "frames": {"url": "/frames.bin", "dtype": "float32", "shape": [F, N, 7],
                        "columns": ["px", "py", "pz", "qw", "qx", "qy", "qz"]},
@@ -175,6 +186,7 @@ def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
                            "columns": ["vx", "vy", "vz", "wx", "wy", "wz"]},
             "sleeping": {"url": "/sleeping.bin", "dtype": "uint8", "shape": [F, N]},
             "contacts": {"url": "/contacts.bin", "sections": layout, "bytes": offset},
+            "elastic": {"url": "/elastic.bin", "dtype": "float32", "shape": [F, EV, 3]},
         },
     }
     return {
@@ -183,6 +195,7 @@ def build_payloads(rec: Recording, name: str = "") -> dict[str, bytes]:
         "/velocities.bin": _f32(vel),
         "/sleeping.bin": sleeping.tobytes(),
         "/contacts.bin": b"".join(s[3] for s in sections),
+        "/elastic.bin": _f32(elastic_frames),
     }
 
 

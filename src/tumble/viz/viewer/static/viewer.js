@@ -79,6 +79,8 @@ let maxSpeed = 1;
 let contactPoints, contactNormals, normalLength = 0.05;
 let selectionBox;
 let framing = { center: new THREE.Vector3(), radius: 1 };
+let elasticFrames = new Float32Array(0);
+const elasticMeshes = [];
 
 // the test hook (tests/viz/test_viewer.py)
 window.tumbleViewer = {
@@ -101,6 +103,10 @@ window.tumbleViewer = {
   select: (id) => state.ready && select(id),
   bodyPosition: (id) => (state.ready ? bodyPosition(id, state.frame) : null),
   bodyAlive: (id) => (state.ready ? isAlive(id, state.frame) : null), // spawned and not removed now
+  elasticCount: () => elasticMeshes.length,
+  // the drawn vertex positions of elastic body e now (flat [x, y, z, ...])
+  elasticVertices: (e) => (state.ready ? Array.from(elasticMeshes[e].mesh.geometry.getAttribute('position').array)
+    : null),
   bodyScreenPosition: (id) => (state.ready ? bodyScreenPosition(id) : null), // [x, y] CSS pixels in the page
   screenToBody: (x, y) => (state.ready ? pick(x, y) : -1), // body id under CSS pixel (x, y), -1 for none
   // resolves (with renderCount) once everything changed so far is drawn
@@ -170,6 +176,45 @@ async function load() {
   };
   const t0 = rec.frame_time[0];
   frameTime = Float64Array.from(rec.frame_time, (t) => t - t0);
+  // elastic bodies: vertex positions (F, EV, 3) float32; absent for recordings without them
+  const EV = rec.elastic_vertex_total || 0;
+  elasticFrames = (rec.elastic || []).length ? new Float32Array(await fetchOk(bin.elastic.url)) : new Float32Array(0);
+  if (elasticFrames.length !== F * EV * 3) throw new Error('elastic payload does not match recording.json');
+}
+
+// one dynamic BufferGeometry per elastic body, its positions rewritten every frame (applyElastic)
+function buildElastic() {
+  const bodies = rec.elastic || [];
+  const c = new THREE.Color();
+  bodies.forEach((e, i) => {
+    const g = new THREE.BufferGeometry();
+    const pos = new THREE.Float32BufferAttribute(new Float32Array(3 * e.vertex_count), 3);
+    pos.setUsage(THREE.DynamicDrawUsage);
+    g.setAttribute('position', pos);
+    g.setIndex(e.triangles.flat());
+    c.setHSL((0.13 + 0.61803 * (N + i)) % 1, 0.65, 0.55);
+    const material = new THREE.MeshStandardMaterial({ color: c.getHex(), roughness: 0.5, metalness: 0.0,
+      flatShading: true });
+    const mesh = new THREE.Mesh(g, material);
+    mesh.castShadow = true;
+    mesh.receiveShadow = true;
+    mesh.frustumCulled = false; // it deforms every frame
+    elasticMeshes.push({ mesh, start: e.vertex_start, count: e.vertex_count });
+    scene.add(mesh);
+  });
+}
+
+function applyElastic() {
+  const f = state.frame;
+  const EV = rec.elastic_vertex_total || 0;
+  for (const e of elasticMeshes) {
+    const pos = e.mesh.geometry.getAttribute('position');
+    const o = (f * EV + e.start) * 3;
+    pos.array.set(elasticFrames.subarray(o, o + 3 * e.count));
+    pos.needsUpdate = true;
+    e.mesh.geometry.computeVertexNormals();
+    e.mesh.geometry.computeBoundingSphere();
+  }
 }
 
 // ------------------------------------------------------------------------------------------ geometry
@@ -286,6 +331,7 @@ function buildScene() {
     scene.add(mesh);
   }
 
+  buildElastic();
   computeFraming();
   buildGround();
   buildLights();
@@ -328,6 +374,13 @@ function computeFraming() {
     }
   };
   addBodies(true);
+  const EV = rec.elastic_vertex_total || 0;
+  for (const f of new Set([0, F - 1])) {
+    for (let v = 0; v < EV; v++) {
+      const o = (f * EV + v) * 3;
+      box.expandByPoint(p.set(elasticFrames[o], elasticFrames[o + 1], elasticFrames[o + 2]));
+    }
+  }
   if (box.isEmpty()) addBodies(false);
   if (box.isEmpty()) box.set(new THREE.Vector3(-1, -1, 0), new THREE.Vector3(1, 1, 1));
   box.getCenter(framing.center);
@@ -509,6 +562,7 @@ function applyFrame() {
     grp.mesh.boundingSphere = null; // recomputed on demand (raycasting)
     grp.mesh.boundingBox = null;
   }
+  applyElastic();
   applyColors();
   applyContacts();
   updateSelectionBox();
