@@ -26,7 +26,7 @@ from tumble._core.removal import remove_body as remove_core_body
 from tumble._core.solvers import registry
 from tumble._core.state import CoreState
 from tumble._core.step import step as _core_step
-from tumble.errors import BodyError, ElasticError, JointError, SettingsError, SimulationError
+from tumble.errors import BodyError, ElasticError, JointError, SettingsError, SimulationError, TumbleError
 from tumble.joint_registry import JointRegistry
 from tumble.materials import DEFAULT, DENSITY_MAX, DENSITY_MIN, Material
 from tumble.shapes import Compound, ConvexHull, Plane, Shape
@@ -417,6 +417,10 @@ class World:
                 self.add_body(shape, **kw)
         core, b = self._core, self.bodies
         keep = core.rollback_copy()          # the bodies' state before the step (tumble.nonfinite)
+        # with elastic bodies, what else a failed elastic step must undo of the rigid step (forces, time)
+        rigid_before = None if core.elastic is None else (
+            b.body_force[: b.count].copy(), b.body_torque[: b.count].copy(), core.time, core.step_count,
+            core.elastic.snapshot())
         copy_body_state(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
                         *keep, b.count)
         quarantined = []
@@ -441,11 +445,31 @@ class World:
                 nonfinite.freeze(core, i)
                 quarantined.append((i, why))
         if core.elastic is not None:  # the elastic bodies: their own integrator over the same dt (elastic/world_link)
-            core.elastic.step(core, float(dt))
+            self._step_elastic(float(dt), keep, rigid_before)
         self.events = [nonfinite.BodyQuarantined(i, self._names[i], self.step_count, self.time, why)
                        for i, why in quarantined] + self._joints.break_overloaded()
         if quarantined:
             core.solver.state_changed()
+
+    def _step_elastic(self, dt: float, keep: tuple, rigid_before: tuple) -> None:
+        """Step the elastic bodies after the rigid solver; if that fails (a TumbleError such as an
+        inverted tet, or a numerical error), the whole step is rolled back (rigid state, forces, time,
+        elastic state; the warm-start caches start empty) and a SimulationError says what failed."""
+        core, b = self._core, self.bodies
+        try:
+            core.elastic.step(core, dt)
+        except (TumbleError, ArithmeticError, ValueError, np.linalg.LinAlgError) as e:
+            force, torque, t0, n0, snap = rigid_before
+            n = force.shape[0]
+            copy_body_state(*keep, b.body_position, b.body_orientation, b.body_linear_velocity,
+                            b.body_angular_velocity, n)
+            b.body_force[:n] = force
+            b.body_torque[:n] = torque
+            core.time, core.step_count = t0, n0
+            core.elastic.restore(snap)
+            nonfinite.forget_caches(core)
+            raise SimulationError(f"the elastic bodies failed in step {n0 + 1} ({type(e).__name__}: {e}); "
+                                  "the step was rolled back: the world is as it was before it") from e
 
     @property
     def on_nonfinite(self) -> str:

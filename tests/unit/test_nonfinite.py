@@ -69,3 +69,34 @@ def test_on_nonfinite_is_checked():
     with pytest.raises(SettingsError, match="on_nonfinite='ignore'"):
         w.on_nonfinite = "ignore"
     assert w.on_nonfinite == "raise"
+
+
+def test_a_failed_elastic_step_rolls_the_whole_step_back(monkeypatch):
+    """The elastic bodies step after the rigid solver: when they fail, the rigid step is undone too
+    (state, user forces, time) and the elastic vertices are as before."""
+    from tumble.errors import ElasticError
+
+    w = tb.World(solver="pgs")
+    w.add_body(tb.Plane(), fixed=True, name="ground")
+    box = w.add_body(tb.Box((0.2, 0.2, 0.2)), position=(2.0, 0.0, 1.0), name="box")
+    e = w.add_elastic_body(tb.TetMesh.box((0.4, 0.4, 0.4), (2, 2, 2)), position=(0.0, 0.0, 0.5),
+                           material=tb.ElasticMaterial(density=1000.0, bulk_modulus=1e5, shear_modulus=5e4))
+    for _ in range(3):
+        w.step(1 / 240)
+    w.apply_force(box, (5.0, 0.0, 0.0))
+    before = (w.state_hash(), w.time, w.step_count, w.elastic_vertices(e).copy(), w.bodies.body_force[box].copy())
+    system = w.elastic_system
+    real_step = system.step
+
+    def failing_step(dt):
+        real_step(dt)                        # the elastic state moves ...
+        raise ElasticError("tet 3 inverted")  # ... then fails
+
+    monkeypatch.setattr(system, "step", failing_step)
+    with pytest.raises(SimulationError, match="elastic bodies failed in step 4.*rolled back"):
+        w.step(1 / 240)
+    assert (w.state_hash(), w.time, w.step_count) == before[:3]
+    assert np.array_equal(w.elastic_vertices(e), before[3]) and np.array_equal(w.bodies.body_force[box], before[4])
+    monkeypatch.setattr(system, "step", real_step)
+    w.step(1 / 240)                          # and the world steps on
+    assert w.step_count == 4

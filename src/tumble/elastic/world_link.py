@@ -94,6 +94,34 @@ class ElasticBodies:
         self.floor = floor
 
     # ------------------------------------------------------------------ stepping
+    #: the ElasticSystem attributes that change during a step (arrays copied, scalars kept): what
+    #: ``snapshot`` / ``restore`` save so that World.step can roll a failed step back
+    _STEP_STATE = ("positions", "velocities", "spring_alive", "spring_anchor", "time", "dissipated", "_h",
+                   "steps_taken", "steps_rejected", "event_truncations", "springs_created", "springs_removed",
+                   "last_tie_time")
+
+    def snapshot(self) -> dict:
+        """The elastic bodies' step state (cheap: the vertex arrays and a few numbers)."""
+        sysm = self.system
+        out = {}
+        for k in self._STEP_STATE:
+            if hasattr(sysm, k):
+                v = getattr(sysm, k)
+                out[k] = v.copy() if isinstance(v, np.ndarray) else v
+        out["_link"] = (self.last_touching, self.last_impulse.copy())
+        return out
+
+    def restore(self, snap: dict) -> None:
+        """Undo a step from its ``snapshot``."""
+        sysm = self.system
+        for k, v in snap.items():
+            if k == "_link":
+                self.last_touching, self.last_impulse = v
+            elif isinstance(v, np.ndarray):
+                getattr(sysm, k)[...] = v
+            else:
+                setattr(sysm, k, v)
+
     def step(self, core, dt: float) -> None:
         """Step the elastic bodies by dt against the rigid geoms (module docstring)."""
         system = self.system
