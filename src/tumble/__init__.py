@@ -59,9 +59,30 @@ __all__ = [
     "MaterialError", "BodyQuarantined", "SettingsError", "SceneError", "RecordingError", "SimulationError",
     "JointError", "Joint", "Ball", "Hinge",
     "Slider", "Distance", "Fixed", "Motor", "JointReaction", "JointBreak", "Recording", "load_scene", "save_scene",
-    "solvers", "stability", "StabilityReport", "GaussSettings", "sweep", "__version__", "TetMesh",
+    "solvers", "stability", "StabilityReport", "GaussSettings", "sweep", "set_num_threads", "get_num_threads",
+    "__version__", "TetMesh",
     "ElasticMaterial", "ElasticError",
 ]
+
+def set_num_threads(n: int) -> None:
+    """Threads of tumble's parallel kernels (Numba's ``set_num_threads``; at most the
+    ``NUMBA_NUM_THREADS`` the process started with, which defaults to the core count). Kernels below
+    their work size run on one thread anyway (docs/architecture.md, "Small-work paths")."""
+    import numba
+
+    top = numba.config.NUMBA_NUM_THREADS
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= top:
+        raise SettingsError(f"set_num_threads: field n={n!r} must be an integer in [1, {top}] "
+                            "(NUMBA_NUM_THREADS at start-up)")
+    numba.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """Threads tumble's parallel kernels use now."""
+    import numba
+
+    return numba.get_num_threads()
+
 
 #: subpackages loaded on first use (``tb.gauss2d``: the planar brick model of paper 002, which imports the
 #: QP/LP back ends; ``tb.elastic``: the finite-element elastic bodies of paper 003; ``tb.sweep``: many

@@ -29,7 +29,16 @@ from __future__ import annotations
 import os
 import types
 
-from numba import njit
+# Threads of the parallel kernels wait passively (sleep on a futex) between parallel regions instead
+# of spinning. With tbb absent Numba picks its OpenMP layer, whose default (active) wait spins a core
+# per idle thread: whenever another process wants that core, every region waits for a descheduled
+# thread. Measured here (balls_well under pgs, 2 threads, dt 1/240, ms/step, three interleaved rounds
+# on a machine with load average ~8): OpenMP active 8.3-28 quiet / 13-44 with one more core busy;
+# OpenMP passive 0.60-1.05 / 0.61-1.23; workqueue 0.74-1.15 / 0.76-2.24; one thread 1.4-1.6 /
+# 2.3-2.4. Set before libgomp is loaded (the first parallel kernel call); a user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from numba import njit  # noqa: E402  (after the wait policy, before anything can load libgomp)
 
 #: fastmath flags: contraction and reassociation are safe for our kernels; we keep NaN/Inf
 #: semantics ("nnan"/"ninf" off) because input validation and NaN quarantine rely on them.
