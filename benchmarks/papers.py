@@ -562,6 +562,30 @@ def impulse_threads(name: str, params: dict, seconds: float) -> dict:
     return out
 
 
+def damping_rows() -> list[dict]:
+    """§5.3 re-run with one Numba thread (no waits on a descheduled thread): the whole run of E-STACK5 and
+    E-CAGE384 (the scenes' own durations) with gravity damping 0.7 and 0, alternated, twice each."""
+    from benchmarks.impulse import simulate
+
+    thesis = {"bullet_stacks": ("E-STACK5", 1.99), "cage": ("E-CAGE384", 1.53)}
+    out = []
+    for scene, (tid, th) in thesis.items():
+        secs = float(tb.scenes.spec(scene).seconds)
+        walls = {0.7: [], 0.0: []}
+        for g in (0.7, 0.0, 0.7, 0.0):
+            r = simulate(scene, {}, {"gravity_damping": g}, secs, threads=1)
+            walls[g].append(float(np.sum(r.ms)) / 1e3)
+            log(f"004 damping {scene} {g}: {walls[g][-1]:.2f} s")
+        sp = min(walls[0.0]) / min(walls[0.7])
+        verdict = ("reproduces" if sp >= th / 1.5 else ("partly" if sp > 1.1 else "does not")) + \
+            f" ({sp:.2f}x vs {th:g}x)"
+        out.append(row(f"§5.3: {tid} ({scene}, {secs:g} s) gravity damping 0.7 vs 0: whole-run speed-up (re-run, "
+                       "1 Numba thread, best of 2 alternated runs)", f"{th:g}x faster",
+                       f"damped {', '.join(f'{x:.2f}' for x in walls[0.7])} s; undamped "
+                       f"{', '.join(f'{x:.2f}' for x in walls[0.0])} s: {sp:.2f}x", verdict, cmd("004")))
+    return out
+
+
 def paper_004(quick: bool) -> tuple[list[dict], list[str]]:
     rows, notes = [], []
     secs = 1.0 if quick else 4.0
@@ -594,6 +618,7 @@ def paper_004(quick: bool) -> tuple[list[dict], list[str]]:
                         ("reproduces" if sp >= 1.15 else "does not") + f" ({sp:.2f}x; a 2-thread step waits for "
                         "a descheduled thread when the other core is busy, see impulse.md notes; committed "
                         "impulse.md: 1.1x on E-STACK5, 0.95x on E-CAGE384)", cmd("004")))
+        rows += damping_rows()
     rows += impulse_cited()
     notes.append("Rows marked (cited) are the findings of the committed `impulse.json` (`make bench-impulse`, "
                  "~7 min), quoted verbatim with their own criteria; the others are measured here.")
@@ -633,8 +658,15 @@ def main(argv=None) -> int:
         path.write_text("\n".join(lines))
         all_rows[p] = {"rows": rows, "notes": notes, "wall_s": wall}
         print(path)
-    write_json(start.out / ("papers.json" if set(papers) == set(RUNNERS) else f"papers_{'_'.join(papers)}.json"),
-               {"meta": run_meta(start, SCRIPT, argv, args.quick, papers=papers), "papers": all_rows})
+    # one papers.json: a run of some papers replaces their entries and keeps the others'
+    jpath = start.out / "papers.json"
+    old = json.loads(jpath.read_text()) if jpath.exists() else {"meta": {}, "papers": {}}
+    meta = run_meta(start, SCRIPT, argv, args.quick, papers=papers)
+    for p in papers:
+        all_rows[p]["meta"] = meta
+    old["papers"].update(all_rows)
+    old["meta"] = meta
+    write_json(jpath, old)
     return 0
 
 
