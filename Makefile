@@ -108,7 +108,7 @@ bench-gauss: warm
 	$(BIN)/python benchmarks/gauss_world.py
 
 # issue 21: one table per paper (000, 001, 004): every claim checked, the paper's number, ours, a verdict
-# and the command of the row: benchmarks/results/<machine>/paper_000.md, paper_001.md, paper_004.md (~10 min)
+# and the command of the row: benchmarks/results/<machine>/paper_000.md, paper_001.md, paper_004.md (~5 min)
 bench-papers: warm
 	$(BIN)/python benchmarks/papers.py
 

@@ -173,8 +173,8 @@ def paper_001(quick: bool) -> tuple[list[dict], list[str]]:
         his = [h for _, h in ths]
         rng = ", ".join(f"{100 * lo:.2g}-{100 * hi:.2g}" for lo, hi in ths)
         med = float(np.median(his))
-        within = 0.01 < med <= 0.05
-        verdict = ("reproduces" if within else "does not") + \
+        # within a factor 1.5 of Catto's 3 %: reproduces; between 1 % and 5 %: partly
+        verdict = ("reproduces" if 0.02 <= med <= 0.045 else ("partly" if 0.01 < med <= 0.05 else "does not")) + \
             f" (median threshold {100 * med:.2g} % vs 3 %)"
         rows.append(row(f"§9.2: heavy box on light box, caching: lowest stable density ratio, bisection "
                         f"({label}, {mr_s:.0f} s, {steps} halvings in log ratio)",
@@ -214,7 +214,7 @@ def paper_001(quick: bool) -> tuple[list[dict], list[str]]:
                     "10 stand; 3 without caching fall; 3 % stands, 1 % falls; 1 % no caching sinks",
                     "see `tests/papers/test_catto_001.py` docstring: stack10 stands 3/3 (drift 0.04-0.11 m); "
                     "stack3 no caching falls 2/3; 3 % stands, 1 % falls; 1 % no caching: penetration 0.41 m",
-                    "reproduces (2/3 for Fig. 5)",
+                    "reproduces, Fig. 5 partly (2/3 fall)",
                     "`pytest tests/papers/test_catto_001.py -m 'slow or not slow'`"))
     return rows, notes
 
