@@ -54,7 +54,8 @@ def rate_verdict(hits: int, n: int) -> str:
 
 
 def row(claim: str, paper: str, ours: str, verdict: str, command: str) -> dict:
-    return {"claim": claim, "paper": paper, "ours": ours, "verdict": verdict, "command": command}
+    cells = {"claim": claim, "paper": paper, "ours": ours, "verdict": verdict, "command": command}
+    return {k: v.replace("|", "\\|") for k, v in cells.items()}  # a bar inside a cell would end it
 
 
 def run_scene(name: str, seconds: float, solver: str = "pgs", settings: dict | None = None, **params):
