@@ -10,7 +10,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
-	bench-fixed-cost bench-soak bench-fem bench-gauss bench-rotation bench-sweep lint \
+	bench-fixed-cost bench-soak bench-fem bench-gauss bench-rotation bench-sweep bench-papers lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -106,6 +106,11 @@ bench-impulse: peers warm
 bench-gauss: warm
 	$(BIN)/python benchmarks/gauss.py
 	$(BIN)/python benchmarks/gauss_world.py
+
+# issue 21: one table per paper (000, 001, 004): every claim checked, the paper's number, ours, a verdict
+# and the command of the row: benchmarks/results/<machine>/paper_000.md, paper_001.md, paper_004.md (~5 min)
+bench-papers: warm
+	$(BIN)/python benchmarks/papers.py
 
 # the rotation integrator and the issue-18 defects (spin, slope, dominoes): rotation.md
 bench-rotation: warm
