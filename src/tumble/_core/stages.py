@@ -114,7 +114,8 @@ def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None)
     hits = match_cache(c.count, c.contact_key, c.contact_feature, c.contact_normal_impulse,
                        c.contact_friction_impulse, c.contact_match, c.contact_warm,
                        p.count if warm else 0, p.contact_key, p.contact_feature, p.contact_normal_impulse,
-                       p.contact_friction_impulse)
+                       p.contact_friction_impulse, c.contact_point, p.contact_point,
+                       float(getattr(s, "warm_start_radius", 0.0)))
     core.counters["cache_hits"] = int(hits)
     lap(prof, "cache", t)
     return c.count

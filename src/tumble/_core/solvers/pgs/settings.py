@@ -12,6 +12,8 @@ from tumble._core.solvers.settings_parts import (
     SolverSettings,
     check_choice,
     check_count,
+    check_flag,
+    check_nonnegative,
 )
 
 #: ways the pgs step pushes overlaps out (PGSSettings.position_correction)
@@ -42,8 +44,16 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
 
     relax_iterations: int = 2
     position_correction: str = "relax"
+    substeps: int = 1
+    substep_iterations: int = 2
+    warm_start_radius: float = 0.0
+    normal_block_solve: bool = False
 
     def validate(self) -> None:
         super().validate()
         check_count("relax_iterations", self.relax_iterations, 0)
+        check_count("substeps", self.substeps, 1)
+        check_count("substep_iterations", self.substep_iterations, 1)
+        check_nonnegative("warm_start_radius", self.warm_start_radius)
+        check_flag("normal_block_solve", self.normal_block_solve)
         check_choice("position_correction", self.position_correction, POSITION_CORRECTIONS)

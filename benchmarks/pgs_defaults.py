@@ -1,0 +1,152 @@
+"""Issue 18 (pgs and joints): the pgs solver's default settings against stacking and joint chains.
+
+    python benchmarks/pgs_defaults.py [--quality] [--cost] [--repeats 3] [--out FILE]
+                                      [--set key=value ...] [--compare preset]
+
+Quality (``--quality``), each at dt 1/60 s and the scene's own settings plus ``--set`` overrides:
+
+* ``column10``: ten unit boxes (half extents 0.5 m, 1000 kg/m^3, mu 0.5) placed exactly touching on
+  a ``tb.Plane``, built through the public API with the solver's defaults, 60 s: largest horizontal
+  drift of a box [m] and whether the top box is still within 5 cm of its start height;
+* ``stack10`` (Catto 001 Table 1, 60 s) and ``pyramid20`` (60 s): ``SceneMetrics.max_drift`` [m];
+* ``chain50`` (50 links of 0.1 m, released horizontally, 10 s): the largest anchor separation over
+  the joints at the end and over the run, relative to the link length.
+
+Cost (``--cost``): ms/step (median over ``--repeats`` runs of the mean over the steps) of stack10,
+pyramid20, wall200, pile1000, ragdolls and chain50, the settings A (``--compare``'s preset, default
+"catto" = the pre-issue-18 defaults) and B (the defaults) interleaved in one process so both see the
+same machine load. Warm-up steps on a throw-away world exclude Numba compilation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
+
+import tumble as tb  # noqa: E402
+from tumble.scenes.metrics import SceneMetrics  # noqa: E402
+
+DT = 1.0 / 60.0
+COST_SCENES = ("stack10", "pyramid20", "wall200", "pile1000", "ragdolls", "chain50")
+COST_STEPS = {"stack10": 300, "pyramid20": 120, "wall200": 120, "pile1000": 60, "ragdolls": 120, "chain50": 300}
+
+
+def column10(settings: dict, seconds: float = 60.0, count: int = 10) -> dict:
+    """Ten unit boxes exactly touching on a plane, built through the public API."""
+    w = tb.World(gravity=(0.0, 0.0, -9.81), solver="pgs", **settings)
+    mat = tb.Material(density=1000.0, friction=0.5, restitution=0.0)
+    w.add_body(tb.Plane(), fixed=True, material=mat)
+    ids = [w.add_body(tb.Box(half_extents=(0.5, 0.5, 0.5)), position=(0.0, 0.0, 0.5 + i), material=mat)
+           for i in range(count)]
+    start = np.array([[0.0, 0.0, 0.5 + i] for i in range(count)])
+    drift = 0.0
+    for _ in range(int(round(seconds / DT))):
+        w.step(DT)
+        p = w.bodies.body_position[ids]
+        drift = max(drift, float(np.sqrt(((p[:, :2] - start[:, :2]) ** 2).sum(axis=1)).max()))
+    top = float(w.bodies.body_position[ids[-1], 2])
+    return {"max_drift": drift, "standing": abs(top - start[-1, 2]) < 0.05, "top_z": top}
+
+
+def scene_drift(name: str, settings: dict, seconds: float) -> dict:
+    spec = tb.scenes.spec(name, seconds=seconds)
+    w = spec.build(**settings)
+    m = SceneMetrics(spec)
+    m.observe(w)
+    for _ in range(int(round(seconds / spec.dt))):
+        w.step(spec.dt)
+        m.observe(w)
+    r = m.result()
+    return {"max_drift": r["max_drift"], "standing": r["standing"], "energy_max_gain": r["energy_max_gain"]}
+
+
+def chain_stretch(settings: dict, seconds: float = 10.0) -> dict:
+    spec = tb.scenes.spec("chain50", seconds=seconds)
+    w = spec.build(**settings)
+    L = 0.1
+    worst = 0.0
+    for _ in range(int(round(seconds / spec.dt))):
+        w.step(spec.dt)
+        worst = max(worst, float(np.max(w.joint_errors())))
+    return {"final_stretch": float(np.max(w.joint_errors())) / L, "max_stretch": worst / L}
+
+
+def quality(settings: dict) -> dict:
+    return {"column10": column10(settings), "stack10": scene_drift("stack10", settings, 60.0),
+            "pyramid20": scene_drift("pyramid20", settings, 60.0), "chain50": chain_stretch(settings)}
+
+
+def ms_per_step(name: str, settings: dict, steps: int) -> float:
+    spec = tb.scenes.spec(name)
+    w = spec.build(**settings)
+    total = 0.0
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        w.step(spec.dt)
+        total += time.perf_counter() - t0
+    return 1e3 * total / steps
+
+
+def cost(variants: dict, repeats: int, scenes=COST_SCENES) -> dict:
+    out = {name: {v: [] for v in variants} for name in scenes}
+    for name in scenes:                      # warm-up (compilation) on throw-away worlds
+        for s in variants.values():
+            ms_per_step(name, s, 2)
+    for _ in range(repeats):
+        for name in scenes:
+            for v, s in variants.items():   # A and B interleaved
+                out[name][v].append(ms_per_step(name, s, COST_STEPS[name]))
+    return {name: {v: statistics.median(x) for v, x in d.items()} for name, d in out.items()}
+
+
+def parse_sets(items) -> dict:
+    out = {}
+    for it in items or ():
+        k, v = it.split("=", 1)
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                out[k] = {"True": True, "False": False}.get(v, v)
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quality", action="store_true")
+    ap.add_argument("--cost", action="store_true")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--set", nargs="*", default=[])
+    ap.add_argument("--compare", default="catto")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args(argv)
+    extra = parse_sets(a.set)
+    if a.quality:
+        parts = {"column10": lambda s: column10(s), "stack10": lambda s: scene_drift("stack10", s, 60.0),
+                 "pyramid20": lambda s: scene_drift("pyramid20", s, 60.0), "chain50": lambda s: chain_stretch(s)}
+        for k, f in parts.items():
+            if a.only and k not in a.only.split(","):
+                continue
+            t0 = time.perf_counter()
+            print(k, extra, f(extra), f"{time.perf_counter() - t0:.0f}s", flush=True)
+    if a.cost:
+        preset = tb.PGSSettings.preset(a.compare) if hasattr(tb.PGSSettings, "preset") else {}
+        res = cost({a.compare: preset, "default": extra}, a.repeats)
+        for name, d in res.items():
+            print(name, " ".join(f"{v}={ms:.3f}" for v, ms in d.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
