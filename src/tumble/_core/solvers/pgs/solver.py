@@ -140,7 +140,7 @@ class PGSSolver(Solver):
                 if k > 0:
                     stages.refresh_frames(core)
                 stages.joint_coordinates(core)
-                stages.write_joint_rows(core, offset, dt, h, False)
+                stages.write_joint_rows(core, offset, dt, h, False, serial=True)
                 if k == 0:
                     load_joint_impulses(js.count, js.joint_active, js.joint_row_start, js.joint_row_count, offset,
                                         js.joint_impulse, inv_n if s.warm_start else 0.0, r.row_lambda)
