@@ -21,7 +21,6 @@ same machine load. Warm-up steps on a throw-away world exclude Numba compilation
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
