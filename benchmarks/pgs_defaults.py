@@ -1,7 +1,11 @@
 """Issue 18 (pgs and joints): the pgs solver's default settings against stacking and joint chains.
 
-    python benchmarks/pgs_defaults.py [--quality] [--cost] [--repeats 3] [--out FILE]
-                                      [--set key=value ...] [--compare preset]
+    python benchmarks/pgs_defaults.py [--quality] [--cost] [--repeats 3] [--set key=value ...]
+                                      [--compare preset] [--only column10,chain50]
+    python benchmarks/pgs_defaults.py --report [--out benchmarks/results/local-2core-amd-epyc/pgs_defaults.md]
+
+``--report`` runs both parts for the preset "legacy" (the defaults before issue 18) and the
+defaults and writes the markdown table.
 
 Quality (``--quality``), each at dt 1/60 s and the scene's own settings plus ``--set`` overrides:
 
@@ -14,13 +18,14 @@ Quality (``--quality``), each at dt 1/60 s and the scene's own settings plus ``-
 
 Cost (``--cost``): ms/step (median over ``--repeats`` runs of the mean over the steps) of stack10,
 pyramid20, wall200, pile1000, ragdolls and chain50, the settings A (``--compare``'s preset, default
-"catto" = the pre-issue-18 defaults) and B (the defaults) interleaved in one process so both see the
+"legacy" = the pre-issue-18 defaults) and B (the defaults plus ``--set``) interleaved in one process so both see the
 same machine load. Warm-up steps on a throw-away world exclude Numba compilation.
 """
 
 from __future__ import annotations
 
 import argparse
+import platform
 import statistics
 import sys
 import time
@@ -122,15 +127,64 @@ def parse_sets(items) -> dict:
     return out
 
 
+def report(out: Path, repeats: int) -> None:
+    variants = {"legacy": tb.PGSSettings.preset("legacy"), "default": {}}
+    q = {v: quality(s) for v, s in variants.items()}
+    c = cost(variants, repeats)
+    d = tb.PGSSettings()
+    lines = [
+        "# pgs defaults (issue 18): stacking and joint chains, before and after",
+        "",
+        "`python benchmarks/pgs_defaults.py --report` (this file). \"legacy\" = `PGSSettings.preset(\"legacy\")`, the",
+        "defaults before issue 18 (one solve of 10 sweeps, 2 relax sweeps, scalar sweeps, feature-id warm",
+        f"start); \"default\" = substeps {d.substeps} x substep_iterations {d.substep_iterations} + relax_iterations "
+        f"{d.relax_iterations} per substep, normal_block_solve {d.normal_block_solve}, warm_start_radius "
+        f"{d.warm_start_radius} m. dt 1/60 s, the scenes' own settings otherwise.",
+        "",
+        "## Quality",
+        "",
+        "| case | legacy | default | goal |",
+        "|---|---|---|---|",
+    ]
+    fmt_mm = lambda x: f"{1e3 * x:.2f} mm"  # noqa: E731
+    lines.append(f"| column10 (API, 10 unit boxes exactly touching, mu 0.5, 60 s): max drift | "
+                 f"{fmt_mm(q['legacy']['column10']['max_drift'])}"
+                 f" (standing {bool(q['legacy']['column10']['standing'])})"
+                 f" | {fmt_mm(q['default']['column10']['max_drift'])} (standing "
+                 f"{bool(q['default']['column10']['standing'])}) | < 5 mm |")
+    for name in ("stack10", "pyramid20"):
+        lines.append(f"| {name} (60 s): max drift | {fmt_mm(q['legacy'][name]['max_drift'])} | "
+                     f"{fmt_mm(q['default'][name]['max_drift'])} | < 5 mm |")
+    for key in ("final_stretch", "max_stretch"):
+        lines.append(f"| chain50 (10 s): {key.replace('_', ' ')} / link length | "
+                     f"{100 * q['legacy']['chain50'][key]:.1f} % | {100 * q['default']['chain50'][key]:.1f} % | "
+                     f"{'< 1 %' if key == 'final_stretch' else ''} |")
+    lines += ["", f"## Cost: ms/step (median of {repeats} interleaved runs)", "",
+              "| scene | steps | legacy | default | ratio |", "|---|---|---|---|---|"]
+    for name, dd in c.items():
+        lines.append(f"| {name} | {COST_STEPS[name]} | {dd['legacy']:.2f} | {dd['default']:.2f} | "
+                     f"{dd['default'] / dd['legacy']:.2f} |")
+    lines += ["", f"Machine: {platform.node()}, {platform.processor() or platform.machine()}, "
+              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; 2 cores shared with other processes "
+              "(noisy: compare the ratio, A and B run alternately in one process).", ""]
+    out.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quality", action="store_true")
     ap.add_argument("--cost", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--set", nargs="*", default=[])
-    ap.add_argument("--compare", default="catto")
+    ap.add_argument("--compare", default="legacy")
     ap.add_argument("--only", default="")
+    ap.add_argument("--report", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks/results/local-2core-amd-epyc/pgs_defaults.md"))
     a = ap.parse_args(argv)
+    if a.report:
+        report(Path(a.out), a.repeats)
+        return
     extra = parse_sets(a.set)
     if a.quality:
         parts = {"column10": lambda s: column10(s), "stack10": lambda s: scene_drift("stack10", s, 60.0),
@@ -141,7 +195,7 @@ def main(argv=None) -> None:
             t0 = time.perf_counter()
             print(k, extra, f(extra), f"{time.perf_counter() - t0:.0f}s", flush=True)
     if a.cost:
-        preset = tb.PGSSettings.preset(a.compare) if hasattr(tb.PGSSettings, "preset") else {}
+        preset = tb.PGSSettings.preset(a.compare)
         res = cost({a.compare: preset, "default": extra}, a.repeats)
         for name, d in res.items():
             print(name, " ".join(f"{v}={ms:.3f}" for v, ms in d.items()), flush=True)

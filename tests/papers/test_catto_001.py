@@ -22,8 +22,9 @@ GAPS = (0.9 * 0.035, 0.035, 1.1 * 0.035)
 
 
 def run(name, seconds, settings=None, **params):
-    """The scene under 001's plain scheme (``PGSSettings.preset("catto")``: one solve per step, no
-    relax sweeps, scalar sweeps, feature-id warm start) plus ``settings``."""
+    """The scene under 001's scheme (``PGSSettings.preset("catto")``: one solve of scalar sweeps per
+    step, feature-id warm start; the 2 relax sweeps these reproductions were validated with) plus
+    ``settings``."""
     spec = tb.scenes.spec(name, **params)
     w = spec.build(**{**tb.PGSSettings.preset("catto"), **(settings or {})})
     m = SceneMetrics(spec)
