@@ -57,12 +57,14 @@ class PGSSolver(Solver):
         split = s.position_correction == "split"
         if r.count == 0:     # nothing to solve: what solve_pgs returns for no rows, without the call
             iters, merit = (1 if s.tolerance > 0.0 else s.iterations), 0.0
-        elif s.normal_block_solve and not split and c.count and not s.record_merit:
+        elif s.normal_block_solve and not split and c.count:
             starts = manifold_starts(c)
             iters, merit = solve_pgs_blocks(starts, starts.shape[0] - 1, r.count, r.row_body, r.row_J, r.row_B,
                                             r.row_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu,
                                             r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                                             b.body_angular_velocity, s.iterations, s.tolerance)
+            if s.record_merit:   # the block sweeps record the final theta only
+                history = np.array([merit])
         else:                # split: the velocity solve has no position feedback (split_correction has it)
             iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
                                      r.row_bias_relax if split else r.row_bias, r.row_lo,
@@ -126,7 +128,7 @@ class PGSSolver(Solver):
         disp_ang = np.zeros((nb, 3))
         total = np.zeros(rows)
         history = _EMPTY
-        iters, merit, sweeps = 0, 0.0, s.substep_iterations
+        iters, merit, sweeps, merits = 0, 0.0, s.substep_iterations, []
         js = core.joint_store
         beta = s.baumgarte / dt
         starts = manifold_starts(c) if (s.normal_block_solve and offset) else _EMPTY_INT
@@ -154,11 +156,13 @@ class PGSSolver(Solver):
                                                r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                                                b.body_angular_velocity, sweeps, s.tolerance)
                 iters += done
+                merits.append(merit)
             elif rows:
                 done, merit = solve_pgs(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
                                         r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
                                         b.body_linear_velocity, b.body_angular_velocity, sweeps, s.tolerance, history)
                 iters += done
+                merits.append(merit)
             t = stages.lap(prof, "solve", t)
             if offset:
                 accumulate_displacement(nb, b.body_fixed, b.body_position, start, b.body_angular_velocity, h,
@@ -177,8 +181,8 @@ class PGSSolver(Solver):
                           b.body_angular_velocity, s.relax_iterations)
             total += r.row_lambda[:rows]
             t = stages.lap(prof, "relax", t)
-        if s.record_merit:
-            history = np.full(iters, merit)
+        if s.record_merit:      # with substeps: theta after each substep's solve
+            history = np.array(merits)
         stages.solve_counters(core, iters if rows else (1 if s.tolerance > 0.0 else s.iterations), merit, history)
         if c.count:
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
