@@ -50,10 +50,12 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             per step (``iterations`` sweeps, then the relax sweeps). Default 4 (issue 18), measured at
             dt 1/60 (benchmarks/pgs_defaults.py): chain50's largest link stretch after 10 s 7 % (21 %
             with 1 substep of 10 sweeps; 8 substeps of 1 sweep and 8 projection passes: 1 %, at 2.6x
-            the cost), pyramid20's drift in 60 s 20 mm (one solve with the block solve alone:
-            158 mm; the defaults before issue 18: 138 mm). Cost: the same 12 sweeps per step as before
-            plus the per-substep integration and joint rows, 1.2x-2.6x the ms/step of the earlier
-            defaults (benchmarks/results/local-2core-amd-epyc/pgs_defaults.md).
+            the cost), pyramid20's drift in 60 s 20-32 mm (two builds that differ only in rounding;
+            one solve with the block solve alone: 158 mm; the defaults before issue 18: 138 mm).
+            Cost: the same 12 sweeps per step as before plus the per-substep integration and joint
+            rows: 0.9x-2.0x the ms/step of the earlier defaults, stack10 the most (a tiny scene: the
+            per-substep kernel calls), chain50 1.6x (benchmarks/results/local-2core-amd-epyc/
+            pgs_defaults.md).
             ``position_correction="split"`` ignores it (one solve).
         substep_iterations: sweeps per substep, default 2 (4 x 2 = 8 sweeps, against 10 in one solve:
             about the same sweep cost).
