@@ -46,7 +46,9 @@ class PGSSolver(Solver):
         contacts = stages.collide(core, prof, t, s.warm_start)
         c = core.contacts
         t = time.perf_counter()
-        if s.substeps > 1 and s.position_correction == "relax":
+        # substeps only where there is something to solve: free flight over the whole step is the
+        # integrator's own closed form (the midpoint rotation over dt), split or not
+        if s.substeps > 1 and s.position_correction == "relax" and (c.count or core.joint_layout.row_total):
             self._substeps(core, dt, prof, t)
             return contacts
         offset = stages.prepare_rows(core, dt)
@@ -121,6 +123,7 @@ class PGSSolver(Solver):
             r.row_lo[:offset] *= inv_n              # the fixed friction bound mu m g dt, too
             r.row_hi[:offset] *= inv_n
             restitution = np.maximum(r.row_bias_relax[0:offset:3], 0.0)
+            no_bounce = np.zeros_like(restitution)
             depth = c.contact_depth[: c.count].copy()
         nb = b.count
         start = b.body_position[:nb].copy()
@@ -135,8 +138,11 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "prepare", t)
         for k in range(n):
             if offset:
-                substep_contact_targets(c.count, r.row_body, r.row_J, depth, restitution, disp_lin, disp_ang, beta,
-                                        s.slop, s.max_correction_speed, h, r.row_bias, r.row_bias_relax)
+                # the bounce target only in the first substep (Box2D v3 applies restitution once per
+                # step): repeated, it re-launched a Newton's cradle's balls and gained energy
+                substep_contact_targets(c.count, r.row_body, r.row_J, depth, restitution if k == 0 else no_bounce,
+                                        disp_lin, disp_ang, beta, s.slop, s.max_correction_speed, h, r.row_bias,
+                                        r.row_bias_relax)
             if joint_rows:
                 kept = r.row_lambda[offset:rows].copy()
                 if k > 0:
