@@ -108,7 +108,8 @@ class PGSSolver(Solver):
         sweeps, x += h v, ``relax_iterations`` sweeps without position feedback. The contact normals
         and lever arms stay those of the collision; each substep's penetration comes from the bodies'
         displacement since (``substep_contact_targets``); the joint rows are rebuilt at every
-        substep's poses (their anchors are body-fixed, so this is exact). Impulses are per substep;
+        substep's poses (their anchors are body-fixed, so this is exact); restitution (a target
+        -e v_n from before the step) acts in the first substep only. Impulses are per substep;
         the cache and the reported impulses hold their sum over the step, the next step's warm start
         divides it by n again."""
         b, r, s, c = core.bodies, core.rows, core.settings, core.contacts
