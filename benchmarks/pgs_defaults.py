@@ -153,7 +153,8 @@ LEVERS = """
   first step (kinetic energy 2.5 kJ after step 1), after which the top boxes twist out of plane.
 * chain50: 7 % final stretch at the defaults (goal < 1 %); 8 substeps of 1 sweep with 8 projection
   passes reach 1 % at 2.6x the cost (goal <= 2x).
-* substeps = 2 made chain50 blow up (not understood yet); 1, 4, 6, 8 and 10 did not.
+* substeps 2 and 3 made chain50 blow up (with and without the joint projection; not understood yet);
+  1, 4, 6, 8 and 10 did not.
 """
 
 

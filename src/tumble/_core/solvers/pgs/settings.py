@@ -56,7 +56,9 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             rows: 0.9x-2.0x the ms/step of the earlier defaults, stack10 the most (a tiny scene: the
             per-substep kernel calls), chain50 1.6x (benchmarks/results/local-2core-amd-epyc/
             pgs_defaults.md).
-            ``position_correction="split"`` ignores it (one solve).
+            ``position_correction="split"`` ignores it (one solve). Known problem: 2 and 3 substeps
+            made chain50 blow up (stretch 26-40 link lengths; with and without the joint projection),
+            4, 6, 8 and 10 did not; not understood yet.
         substep_iterations: sweeps per substep, default 2 (4 x 2 = 8 sweeps, against 10 in one solve:
             about the same sweep cost).
         normal_block_solve: solve the normal rows of each contact manifold together (``block_sweep``;
