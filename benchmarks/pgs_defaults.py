@@ -154,7 +154,9 @@ LEVERS = """
 * chain50: 7 % final stretch at the defaults (goal < 1 %); 8 substeps of 1 sweep with 8 projection
   passes reach 1 % at 2.6x the cost (goal <= 2x).
 * substeps 2 and 3 made chain50 blow up (with and without the joint projection; not understood yet);
-  1, 4, 6, 8 and 10 did not.
+  1, 4, 6, 8 and 10 did not. So did 4 substeps with warm_start False, and the legacy one-solve scheme
+  with warm_start False (final stretch 41 link lengths): the 60 Hz chain is at the edge of stability
+  whenever the velocity solve is weak, not only under substeps.
 """
 
 

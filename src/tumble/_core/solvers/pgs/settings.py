@@ -58,7 +58,9 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             pgs_defaults.md).
             ``position_correction="split"`` ignores it (one solve). Known problem: 2 and 3 substeps
             made chain50 blow up (stretch 26-40 link lengths; with and without the joint projection),
-            4, 6, 8 and 10 did not; not understood yet.
+            4, 6, 8 and 10 did not; so did 4 substeps without warm start, and the one-solve scheme
+            (substeps 1) without warm start: the 60 Hz chain is at the edge of what the joint rows
+            and projection hold whenever the velocity solve is weak; not understood further yet.
         substep_iterations: sweeps per substep, default 2 (4 x 2 = 8 sweeps, against 10 in one solve:
             about the same sweep cost).
         normal_block_solve: solve the normal rows of each contact manifold together (``block_sweep``;
