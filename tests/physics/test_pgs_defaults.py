@@ -114,3 +114,31 @@ def test_presets_are_settings_of_the_solver():
         assert w.settings.substeps == 1 and not w.settings.normal_block_solve
     with pytest.raises(tb.SettingsError):
         tb.PGSSettings.preset("nope")
+
+
+def stack10_drift(settings: dict, gap: float) -> tuple[float, bool]:
+    from tumble.scenes.metrics import SceneMetrics
+
+    spec = tb.scenes.spec("stack10", gap=gap)
+    w = spec.build(**settings)
+    m = SceneMetrics(spec)
+    m.observe(w)
+    for _ in range(3600):
+        w.step(spec.dt)
+        m.observe(w)
+    r = m.result()
+    return r["max_drift"], r["standing"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gap", [0.9 * 0.035, 0.035, 1.1 * 0.035])
+def test_stack10_stands_within_two_centimetres_at_the_defaults(gap):
+    # measured 60 s: 6.6 / 2.1 / 12.9 mm at the defaults; the legacy defaults 40-110 mm (110 mm at 3.5 cm)
+    drift, standing = stack10_drift({}, gap)
+    assert standing and drift < 0.02
+
+
+@pytest.mark.slow
+def test_stack10_drifts_more_under_the_legacy_defaults():
+    drift, _ = stack10_drift(tb.PGSSettings.preset("legacy"), 0.035)
+    assert drift > 0.05

@@ -46,9 +46,10 @@ class PGSSolver(Solver):
         contacts = stages.collide(core, prof, t, s.warm_start)
         c = core.contacts
         t = time.perf_counter()
-        # substeps only where there is something to solve: free flight over the whole step is the
-        # integrator's own closed form (the midpoint rotation over dt), split or not
-        if s.substeps > 1 and s.position_correction == "relax" and (c.count or core.joint_layout.row_total):
+        # every step substeps, with rows or without: integrating contact-free steps over dt at once
+        # (tried) made stack10's boxes land differently and the stack fall in 2 of 3 perturbed starts
+        # at the defaults, against 3 of 3 standing (drift 2-13 mm) when the free flight substeps too
+        if s.substeps > 1 and s.position_correction == "relax":
             self._substeps(core, dt, prof, t)
             return contacts
         offset = stages.prepare_rows(core, dt)
