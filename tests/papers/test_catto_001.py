@@ -22,8 +22,11 @@ GAPS = (0.9 * 0.035, 0.035, 1.1 * 0.035)
 
 
 def run(name, seconds, settings=None, **params):
+    """The scene under 001's scheme (``PGSSettings.preset("catto")``: one solve of scalar sweeps per
+    step, feature-id warm start; the 2 relax sweeps these reproductions were validated with) plus
+    ``settings``."""
     spec = tb.scenes.spec(name, **params)
-    w = spec.build(**(settings or {}))
+    w = spec.build(**{**tb.PGSSettings.preset("catto"), **(settings or {})})
     m = SceneMetrics(spec)
     m.observe(w)
     for _ in range(int(round(seconds / spec.dt))):

@@ -84,9 +84,10 @@ def test_any_spin_conserves_momentum_and_energy(seed):
 
 def test_shock_moves_a_free_body_as_pgs():
     """Shock's a dt / (1 - a) dt split applied the gyroscopic term twice at the start-of-step orientation;
-    a body touching nothing now rotates as under pgs."""
+    a body touching nothing now rotates as under pgs (one solve per step: shock integrates once per step,
+    the pgs defaults since issue 18 in 4 substeps)."""
     w0 = np.array([0.1, 5.0, 0.1])
-    _, _, _, wp = _spin("pgs", w0, 1 / 60, 10.0)
+    _, _, _, wp = _spin("pgs", w0, 1 / 60, 10.0, substeps=1)
     _, _, _, ws = _spin("shock", w0, 1 / 60, 10.0)
     assert np.allclose(ws.orientation(0) * np.sign(ws.orientation(0)[0]),
                        wp.orientation(0) * np.sign(wp.orientation(0)[0]), atol=1e-9)
@@ -101,20 +102,23 @@ def test_shock_free_body_flips_like_euler_equations_at_1khz():
 
 def test_euler_option_keeps_the_old_dissipative_integrator():
     """``rotation_integrator="euler"``: the implicit gyroscopic update used until issue 18 (measured 16.7 %)."""
-    dl, de, _, _ = _spin("pgs", np.array([0.1, 5.0, 0.1]), 1 / 60, 10.0, rotation_integrator="euler")
+    # one integration per step of 1/60 s, as measured then (the pgs defaults since issue 18 substep)
+    dl, de, _, _ = _spin("pgs", np.array([0.1, 5.0, 0.1]), 1 / 60, 10.0, rotation_integrator="euler", substeps=1)
     assert 0.15 < dl < 0.18
     assert de <= 0.0
 
 
 def test_principal_axis_spin_turns_by_the_cayley_angle():
-    """A spin about a principal axis keeps its axis and w; each step turns 2 atan(w dt / 2)."""
+    """A spin about a principal axis keeps its axis and w; each integration over h turns 2 atan(w h / 2)
+    (h = dt / substeps: the pgs step integrates each of its substeps)."""
     w = tb.World(gravity=(0.0, 0.0, 0.0))
     b = w.add_body(tb.Box(HALF), mass=MASS, angular_velocity=(0.0, 0.0, 3.0))
     dt, n = 1 / 60, 60
+    k = w.settings.substeps
     for _ in range(n):
         w.step(dt)
     assert np.allclose(w.angular_velocity(b), (0.0, 0.0, 3.0), atol=1e-12)
-    angle = n * 2.0 * np.arctan(3.0 * dt / 2.0)
+    angle = n * k * 2.0 * np.arctan(3.0 * dt / k / 2.0)
     q = w.orientation(b)
     assert np.allclose(q, (np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2)), atol=1e-12)
 

@@ -163,7 +163,7 @@ def test_cache_match_equals_dictionary_lookup():
         aux = np.full((35, 4), np.nan)
         match = np.full(35, -7, dtype=np.int64)
         hits = match_cache(35, new_keys, new_feat, lam, fr, match, warm, len(old_keys), old_keys, old_feat, old_lam,
-                           old_fr)
+                           old_fr, np.zeros((35, 3)), np.zeros((len(old_keys), 3)), 0.0)
         carry_matched(35, match, old_aux, aux)   # a solver's own per-contact values follow the matches
         ref = naive_cache_match(new_keys, new_feat, old_keys, old_feat, old_lam)
         np.testing.assert_array_equal(lam, ref)

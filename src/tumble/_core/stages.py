@@ -114,7 +114,8 @@ def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None)
     hits = match_cache(c.count, c.contact_key, c.contact_feature, c.contact_normal_impulse,
                        c.contact_friction_impulse, c.contact_match, c.contact_warm,
                        p.count if warm else 0, p.contact_key, p.contact_feature, p.contact_normal_impulse,
-                       p.contact_friction_impulse)
+                       p.contact_friction_impulse, c.contact_point, p.contact_point,
+                       float(getattr(s, "warm_start_radius", 0.0)))
     core.counters["cache_hits"] = int(hits)
     lap(prof, "cache", t)
     return c.count
@@ -213,13 +214,16 @@ def joint_coordinates(core) -> None:
                              js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
 
 
-def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool) -> None:
+def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool, serial: bool = False) -> None:
     """The joint rows (dynamics.joints.rows) from row ``offset`` for a solve spanning ``h`` seconds of
     a step of ``dt``: soft rows (servos, springs) and motor bounds depend on h, Baumgarte feedback
-    (when on) keeps removing its fraction of the error per step dt."""
+    (when on) keeps removing its fraction of the error per step dt. ``serial``: one thread whatever
+    the joint count (pgs substeps rebuild the rows several times a step; on the 2-core benchmark
+    machine shared with other processes the parallel call made ``ragdolls``' (200 joints) prepare
+    stage 12 ms per step, the serial one 0.7 ms)."""
     b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
     fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
-    prepare = prepare_joint_rows if js.count >= PARALLEL_MIN_JOINTS else prepare_joint_rows.serial
+    prepare = prepare_joint_rows if (js.count >= PARALLEL_MIN_JOINTS and not serial) else prepare_joint_rows.serial
     prepare(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
                        js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
                        js.joint_motor_mode, js.joint_motor, js.joint_active, js.joint_row_start, js.joint_impulse,

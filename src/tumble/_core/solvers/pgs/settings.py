@@ -12,6 +12,8 @@ from tumble._core.solvers.settings_parts import (
     SolverSettings,
     check_choice,
     check_count,
+    check_flag,
+    check_nonnegative,
 )
 
 #: ways the pgs step pushes overlaps out (PGSSettings.position_correction)
@@ -28,7 +30,8 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
         relax_iterations: sweeps after the position update against targets without Baumgarte
             feedback (Box2D v3's relax stage): the push-out velocity moves the positions but is
             then removed, so position correction cannot pump energy into a resting stack.
-            0 is Catto's plain scheme (001); default 2.
+            0 is Catto's plain scheme (001); default 1 per substep (``substeps``; 2 before issue 18,
+            with one solve per step).
         position_correction: how overlap is pushed out. "relax" (default): Baumgarte feedback in the
             velocity solve, then ``relax_iterations`` sweeps without it. "split": the velocity solve
             has no position feedback; a second PGS pass solves the Baumgarte targets into
@@ -38,12 +41,74 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             Not the default: measured at the scenes' settings (dt 1/60, 10 iterations), split lets
             stack10 fall within 20 s (drift 5.4 m; relax 36 mm) and pyramid20 drift 58 mm in 5 s
             (relax 17 mm); the pseudo pass's angular corrections tip the boxes.
+        substeps: solves per step over one collision (Box2D v3's "soft step"; Catto's later
+            sequential impulses): the rows are built once, then each of the ``substeps`` parts of
+            h = dt / substeps integrates the forces over h, warm-starts with the previous part's
+            impulses, runs ``substep_iterations`` sweeps, moves the bodies by h v and runs
+            ``relax_iterations`` relax sweeps; the contacts' penetration is updated from the bodies'
+            displacement, the joint rows are rebuilt at every part's poses. 1 is Catto's one solve
+            per step (``iterations`` sweeps, then the relax sweeps). Default 4 (issue 18), measured at
+            dt 1/60 (benchmarks/pgs_defaults.py): chain50's largest link stretch after 10 s 7 % (21 %
+            with 1 substep of 10 sweeps; 8 substeps of 1 sweep and 8 projection passes: 1 %, at 2.6x
+            the cost), pyramid20's drift in 60 s 20-32 mm (two builds that differ only in rounding;
+            one solve with the block solve alone: 158 mm; the defaults before issue 18: 138 mm).
+            Cost: the same 12 sweeps per step as before plus the per-substep integration and joint
+            rows: 0.9x-2.0x the ms/step of the earlier defaults, stack10 the most (a tiny scene: the
+            per-substep kernel calls), chain50 1.6x (benchmarks/results/local-2core-amd-epyc/
+            pgs_defaults.md).
+            ``position_correction="split"`` ignores it (one solve). Known problem: 2 and 3 substeps
+            made chain50 blow up (stretch 26-40 link lengths; with and without the joint projection),
+            4, 6, 8 and 10 did not; so did 4 substeps without warm start, and the one-solve scheme
+            (substeps 1) without warm start: the 60 Hz chain is at the edge of what the joint rows
+            and projection hold whenever the velocity solve is weak; not understood further yet.
+        substep_iterations: sweeps per substep, default 2 (4 x 2 = 8 sweeps, against 10 in one solve:
+            about the same sweep cost).
+        normal_block_solve: solve the normal rows of each contact manifold together (``block_sweep``;
+            Box2D's block solver in 3-D, the impulses of least norm when the face is over-determined).
+            Default True: a column of ten unit boxes placed exactly touching (mu 0.5, 10 sweeps at
+            1/60) fell within 20 s with scalar sweeps (each face's first point took more impulse than
+            its last; the column rocked) and stands motionless with drift 0 with the block; Catto's
+            stack10 drift 60 s: 0.06 mm (110 mm scalar). False: Catto's scalar PGS (001 Alg. 4).
+        warm_start_radius: [m] a new contact point whose feature id matches no cached point takes the
+            impulses of the nearest unclaimed cached point of the same shape pair within this distance
+            (``contact.cache.match_cache``). Default 0.02 (2 % of a unit box): two boxes face on face
+            flip their clipping reference face, and so every feature id, with tiny tilts; pyramid20
+            at 4 substeps drifted 40 mm in 20 s with 0 and 20 mm with 0.02. 0: feature ids only
+            (001 §8.2).
+
+    ``PGSSettings.preset(name)`` returns settings for ``tb.World(solver="pgs", **preset)``: "catto"
+    is 001's scheme as the paper reproductions (tests/papers/test_catto_001.py) run it: one solve of
+    ``iterations`` scalar sweeps per step, feature-id warm start, plus the 2 relax sweeps the
+    reproductions were validated with; "legacy" (the same settings) names them as the defaults
+    before issue 18. 001 verbatim is the catto preset with ``relax_iterations=0``; measured with it,
+    stack10 falls in 2 of the 3 perturbed starts and stack3_nocache stands in all 3 (the paper: the
+    ten-box stack stands with caching, three boxes without caching fall).
     """
 
-    relax_iterations: int = 2
+    relax_iterations: int = 1
     position_correction: str = "relax"
+    substeps: int = 4
+    substep_iterations: int = 2
+    warm_start_radius: float = 0.02
+    normal_block_solve: bool = True
+
+    #: named sets of settings (``preset``)
+    PRESETS = {
+        "catto": {"substeps": 1, "relax_iterations": 2, "normal_block_solve": False, "warm_start_radius": 0.0},
+        "legacy": {"substeps": 1, "relax_iterations": 2, "normal_block_solve": False, "warm_start_radius": 0.0},
+    }
+
+    @classmethod
+    def preset(cls, name: str) -> dict:
+        """The settings of preset ``name`` ("catto", "legacy") as a dict for ``World(**...)``."""
+        check_choice("preset", name, tuple(cls.PRESETS))
+        return dict(cls.PRESETS[name])
 
     def validate(self) -> None:
         super().validate()
         check_count("relax_iterations", self.relax_iterations, 0)
+        check_count("substeps", self.substeps, 1)
+        check_count("substep_iterations", self.substep_iterations, 1)
+        check_nonnegative("warm_start_radius", self.warm_start_radius)
+        check_flag("normal_block_solve", self.normal_block_solve)
         check_choice("position_correction", self.position_correction, POSITION_CORRECTIONS)

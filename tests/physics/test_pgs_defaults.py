@@ -1,0 +1,144 @@
+"""Issue 18 (pgs and joints): what the pgs defaults must hold, each test failing under the earlier
+defaults (``PGSSettings.preset("legacy")``), which the same tests run as the contrast.
+
+Oracles: a resting box's four contact points carry m g dt / 4 each (statics, symmetry); a column of
+boxes placed exactly touching stays where it was put (the exact answer is rest); a chain's links
+keep their length (joint constraint); the distance match of the warm start pairs each new point
+with the nearest old point of its pair (by construction).
+"""
+
+import numpy as np
+import pytest
+
+import tumble as tb
+from tumble._core.contact.cache import match_cache
+
+DT = 1.0 / 60.0
+G = 9.81
+
+
+def column(count: int, settings: dict) -> tuple[tb.World, list[int]]:
+    """Unit boxes (half extents 0.5 m, 1000 kg/m^3, mu 0.5) stacked exactly touching on a plane."""
+    w = tb.World(gravity=(0.0, 0.0, -G), solver="pgs", **settings)
+    mat = tb.Material(density=1000.0, friction=0.5, restitution=0.0)
+    w.add_body(tb.Plane(), fixed=True, material=mat)
+    ids = [w.add_body(tb.Box(half_extents=(0.5, 0.5, 0.5)), position=(0.0, 0.0, 0.5 + i), material=mat)
+           for i in range(count)]
+    return w, ids
+
+
+def column_drift(settings: dict, seconds: float) -> float:
+    w, ids = column(10, settings)
+    drift = 0.0
+    for _ in range(int(round(seconds / DT))):
+        w.step(DT)
+        p = w.bodies.body_position[ids]
+        drift = max(drift, float(np.hypot(p[:, 0], p[:, 1]).max()))
+    return drift
+
+
+def test_ten_box_column_holds_at_the_defaults():
+    # measured: drift 0 (exactly symmetric) over 60 s; the legacy defaults: fell within 20 s
+    assert column_drift({}, 20.0) < 0.005
+
+
+@pytest.mark.slow
+def test_ten_box_column_falls_under_the_legacy_defaults():
+    assert column_drift(tb.PGSSettings.preset("legacy"), 20.0) > 0.5
+
+
+@pytest.mark.parametrize("substeps", [1, 4])
+def test_block_solve_shares_a_resting_face_evenly(substeps):
+    """One box resting on the plane: the four corner points carry m g dt / 4 each (the statics is
+    over-determined; the block solve's least-norm impulses are the symmetric ones), summed over the
+    step's substeps."""
+    w, (b,) = column(1, {"substeps": substeps})
+    for _ in range(30):
+        w.step(DT)
+    c = w.contact_store
+    lam = c.contact_normal_impulse[: c.count]
+    assert c.count == 4
+    np.testing.assert_allclose(lam, 1000.0 * G * DT / 4.0, rtol=1e-6)
+
+
+def test_scalar_sweeps_share_a_resting_face_unevenly():
+    """The contrast: 001's scalar sweeps leave the points of the face with different impulses."""
+    w, _ = column(1, tb.PGSSettings.preset("catto"))
+    for _ in range(30):
+        w.step(DT)
+    lam = w.contact_store.contact_normal_impulse[:4]
+    assert lam.sum() == pytest.approx(1000.0 * G * DT, rel=1e-3)
+    assert lam.max() - lam.min() > 1e-4 * lam.mean()     # measured: 5.6e-4 of the mean
+
+
+def chain_stretch(settings: dict) -> float:
+    spec = tb.scenes.spec("chain50", seconds=10.0)
+    w = spec.build(**settings)
+    for _ in range(600):
+        w.step(spec.dt)
+    return float(np.max(w.joint_errors())) / 0.1
+
+
+@pytest.mark.slow
+def test_chain50_stretches_less_at_the_defaults():
+    # measured: 7 % at the defaults (4 substeps), 21 % under the legacy defaults
+    assert chain_stretch({}) < 0.10
+    assert chain_stretch(tb.PGSSettings.preset("legacy")) > 0.15
+
+
+def test_warm_start_matches_by_distance_when_the_feature_ids_change():
+    # one pair (key 7), old points at the corners of a unit square, new points 1 mm off with new ids
+    old_pt = np.array([[0.5, 0.5, 0.0], [-0.5, 0.5, 0.0], [-0.5, -0.5, 0.0], [0.5, -0.5, 0.0]])
+    new_pt = old_pt[[2, 0, 3, 1]] + 0.001
+    old_lam = np.array([1.0, 2.0, 3.0, 4.0])
+    old_fr = np.zeros((4, 3))
+    old_fr[:, 0] = old_lam
+    key_old = np.full(4, 7, dtype=np.int64)
+    key_new = np.full(4, 7, dtype=np.int64)
+    feat_old = np.arange(4, dtype=np.int64)
+    feat_new = np.arange(10, 14, dtype=np.int64)
+    lam, fr = np.zeros(4), np.zeros((4, 3))
+    match, warm = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.bool_)
+    args = (4, key_new, feat_new, lam, fr, match, warm, 4, key_old, feat_old, old_lam, old_fr, new_pt, old_pt)
+    assert match_cache(*args, 0.0) == 0            # feature ids alone: nothing carried
+    assert match_cache(*args, 0.02) == 4
+    np.testing.assert_array_equal(match, [2, 0, 3, 1])
+    np.testing.assert_array_equal(lam, old_lam[[2, 0, 3, 1]])
+    np.testing.assert_array_equal(fr[:, 0], old_lam[[2, 0, 3, 1]])
+    assert match_cache(*args, 0.001) == 0          # farther than the radius (1.7 mm): no match
+
+
+def test_presets_are_settings_of_the_solver():
+    for name in ("catto", "legacy"):
+        w = tb.World(solver="pgs", **tb.PGSSettings.preset(name))
+        assert w.settings.substeps == 1 and not w.settings.normal_block_solve
+    with pytest.raises(tb.SettingsError):
+        tb.PGSSettings.preset("nope")
+
+
+def stack10_drift(settings: dict, gap: float) -> tuple[float, bool]:
+    from tumble.scenes.metrics import SceneMetrics
+
+    spec = tb.scenes.spec("stack10", gap=gap)
+    w = spec.build(**settings)
+    m = SceneMetrics(spec)
+    m.observe(w)
+    for _ in range(3600):
+        w.step(spec.dt)
+        m.observe(w)
+    r = m.result()
+    return r["max_drift"], r["standing"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gap", [0.9 * 0.035, 0.035, 1.1 * 0.035])
+def test_stack10_stands_within_two_centimetres_at_the_defaults(gap):
+    # measured 60 s: 6.6 / 2.1 / 12.9 mm at the defaults; the legacy defaults 40-110 mm (110 mm at 3.5 cm)
+    drift, standing = stack10_drift({}, gap)
+    assert standing and drift < 0.02
+
+
+@pytest.mark.slow
+def test_stack10_drifts_more_under_the_legacy_defaults():
+    drift, _ = stack10_drift(tb.PGSSettings.preset("legacy"), 0.035)
+    assert drift > 0.05
