@@ -54,14 +54,7 @@ system-deps:
 # compile every kernel once into the Numba cache so parallel test workers only load it; the tests
 # of the benchmark peers (PyBullet, MuJoCo builders) need the peers extra, so the suite installs it
 warm: peers
-	$(BIN)/python -c "import tumble.scenes as s; w = s.build('stack3_nocache'); w.step(1/60); \
-	  w = s.build('stack3_nocache', solver='shock'); w.step(1/60); w.step(1/60); \
-	  import tumble as tb; w = tb.World(); b = w.add_body(tb.Box((.1, .1, .1)), position=(0, 0, 1)); \
-	  w.add_joint(tb.Hinge(None, b, anchor=(0, 0, 1.1), axis=(0, 1, 0), limits=(-1, 1), \
-	  motor=tb.Motor(speed=1.0))); w.step(1/60); \
-	  from tumble._core.solvers.impulse.driver import warm; warm(); \
-	  w = s.build('stack3_nocache', solver='impulse'); w.step(1/240); \
-	  w = s.build('stack3_nocache', solver='jacobi'); w.step(1/60)"
+	$(BIN)/python tools/warm_kernels.py
 
 demo: venv system-deps
 	$(BIN)/python examples/demo.py --out demo
@@ -135,7 +128,7 @@ bench-sweep: warm
 	$(BIN)/python benchmarks/sweep.py
 
 lint: venv
-	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks examples tools
 
 clean:
 	rm -rf $(VENV) .numba_cache demo .pytest_cache $(VIEWER_WEB)/node_modules
