@@ -127,8 +127,10 @@ def _contact_force(x, v, i, g, obstacle_type, obstacle_position, obstacle_rotati
 def obstacle_forces(x, v, vertices, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size,
                     obstacle_centre, obstacle_velocity, obstacle_angular, stiffness, damping, forces):
     """Add the contact force (``_contact_force``) to ``forces`` (n, 3) for every listed vertex (``vertices``,
-    surface vertex indices) inside an obstacle; return the penalty energy sum k d^2 / 2 (J)."""
+    surface vertex indices) inside an obstacle; return (the penalty energy sum k d^2 / 2, J; the damping's
+    heat rate sum c |v - u|^2, W). The damping force -c (v - u) = f - k d n, so |v - u|^2 = |f - k d n|^2 / c^2."""
     energy = 0.0
+    power = 0.0
     normal = np.zeros(3)
     f = np.zeros(3)
     for a in range(vertices.shape[0]):
@@ -137,10 +139,15 @@ def obstacle_forces(x, v, vertices, obstacle_type, obstacle_position, obstacle_r
             depth = _contact_force(x, v, i, g, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size,
                                    obstacle_centre, obstacle_velocity, obstacle_angular, stiffness, damping, normal, f)
             if depth > 0.0:
+                sq = 0.0
                 for c in range(3):
                     forces[i, c] += f[c]
+                    viscous = f[c] - stiffness * depth * normal[c]
+                    sq += viscous * viscous
                 energy += 0.5 * stiffness * depth * depth
-    return energy
+                if damping > 0.0:
+                    power += sq / damping
+    return energy, power
 
 
 @kernel
@@ -242,9 +249,10 @@ class Obstacles:
         self._geom_velocity = np.ascontiguousarray((self.velocity + self.delta_velocity)[self.body])
         self._geom_angular = np.ascontiguousarray((self.angular_velocity + self.delta_angular)[self.body])
 
-    def forces(self, x: np.ndarray, v: np.ndarray, forces: np.ndarray) -> float:
+    def forces(self, x: np.ndarray, v: np.ndarray, forces: np.ndarray) -> tuple[float, float]:
+        """Add the contact forces at (x, v) to ``forces``; return (penalty energy J, damping heat rate W)."""
         if not len(self.kind):
-            return 0.0
+            return 0.0, 0.0
         return obstacle_forces(x, v, self.vertices, self.kind, self.position, self.rotation, self.size,
                                self._geom_centre, self._geom_velocity, self._geom_angular, self.stiffness,
                                self.damping, forces)

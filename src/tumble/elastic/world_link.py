@@ -76,6 +76,8 @@ class ElasticBodies:
             for name in _CARRIED:
                 setattr(new, name, getattr(old, name))
             new.min_volume_ratio = min(new.min_volume_ratio, old.min_volume_ratio)
+            if old.body_contacts is not None and new.body_contacts is not None:
+                new.body_contacts.set_state(old.body_contacts.state())  # vertices and edges only appended
             new._h = min(new._h, new.max_step)
         else:
             new.time = float(time)
@@ -109,6 +111,8 @@ class ElasticBodies:
                 v = getattr(sysm, k)
                 out[k] = v.copy() if isinstance(v, np.ndarray) else v
         out["_link"] = (self.last_touching, self.last_impulse.copy())
+        if sysm.body_contacts is not None:
+            out["_body_contacts"] = sysm.body_contacts.state()
         return out
 
     def restore(self, snap: dict) -> None:
@@ -117,6 +121,8 @@ class ElasticBodies:
         for k, v in snap.items():
             if k == "_link":
                 self.last_touching, self.last_impulse = v
+            elif k == "_body_contacts":
+                sysm.body_contacts.set_state(v)
             elif isinstance(v, np.ndarray):
                 getattr(sysm, k)[...] = v
             else:
@@ -201,4 +207,5 @@ class ElasticBodies:
         s = self.system
         return {"elastic_steps_taken": s.steps_taken, "elastic_steps_rejected": s.steps_rejected,
                 "elastic_contact_springs": s.contact_springs_alive, "elastic_min_volume_ratio": s.min_volume_ratio,
-                "elastic_rigid_contacts": self.last_touching}
+                "elastic_rigid_contacts": self.last_touching,
+                "elastic_body_springs": 0 if s.body_contacts is None else s.body_contacts.count}
