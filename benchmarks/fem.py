@@ -228,7 +228,12 @@ def experiment_constraints(quick: bool) -> dict:
 
 
 def experiment_pile(quick: bool) -> dict:
-    """Three jelly cubes (0.1 m, 2x2x2 cells) stacked with 2 mm gaps (the scene ``jelly_pile``), 1 s."""
+    """Three jelly cubes (0.1 m, 2x2x2 cells) stacked with 2 mm gaps (the scene ``jelly_pile``), 1 s, under RKF
+    and backward Euler (dt = 10 ms, split at the events)."""
+    return {"rows": [run_pile(integrator, quick) for integrator in ("rkf45", "implicit")]}
+
+
+def run_pile(integrator: str, quick: bool) -> dict:
     from tests.naive.elastic_contact import penetration_depth
 
     seconds = 0.3 if quick else 1.0
@@ -236,7 +241,7 @@ def experiment_pile(quick: bool) -> dict:
     mesh = TetMesh.box((0.1, 0.1, 0.1), (2, 2, 2))
     bodies = [ElasticBody(mesh, jelly, position=(0.01 * (k % 2), 0.005 * (k % 3), 0.051 + 0.102 * k))
               for k in range(3)]
-    system = ElasticSystem(bodies, floor_z=0.0)
+    system = ElasticSystem(bodies, floor_z=0.0, integrator=integrator)
     contacts = system.body_contacts
     crossings = contacts.crossings
     spent = [0.0]
@@ -264,8 +269,10 @@ def experiment_pile(quick: bool) -> dict:
     wall = time.perf_counter() - t0 - wall_checks
     c = system.counters()
     centres = [float(system.vertices(k).mean(0)[2]) for k in range(3)]
-    log(f"pile: {wall:.1f} s, {c['steps_taken']} steps, {contacts.created} pair springs, deepest {deepest:.2e} m")
-    return {"seconds": seconds, "wall_s": wall, "steps": c["steps_taken"], "rejected": c["steps_rejected"],
+    log(f"pile {integrator}: {wall:.1f} s, {c['steps_taken']} steps, {contacts.created} pair springs, "
+        f"deepest {deepest:.2e} m")
+    return {"integrator": integrator, "seconds": seconds, "newton_unconverged": c["newton_unconverged"],
+            "wall_s": wall, "steps": c["steps_taken"], "rejected": c["steps_rejected"],
             "truncations": c["event_truncations"], "pair_springs_created": contacts.created,
             "pair_springs_alive": contacts.count, "deepest_m": deepest, "event_share": spent[0] / wall,
             "centres_m": centres}
@@ -377,17 +384,20 @@ def report(meta: dict, results: dict) -> list[str]:
                        lagrange["max_violation_m"] < 1e-3 * stiff["max_violation_m"]
                        and stiff["steps"] > lagrange["steps"]))
     if "pile" in results:
-        r = results["pile"]
+        rows = results["pile"]["rows"]
         lines += ["", "## Elastic on elastic: three jelly cubes piled on the floor (§6.3, §7.2)", "",
-                  md_table(["simulated [s]", "wall [s]", "steps", "rejected", "event cuts", "pair springs tied",
-                            "alive at end", "deepest vertex inside a neighbour [mm]", "event tests / wall",
-                            "centre heights [mm]"],
-                           [[f"{r['seconds']:g}", f"{r['wall_s']:.1f}", str(r["steps"]), str(r["rejected"]),
-                             str(r["truncations"]), str(r["pair_springs_created"]), str(r["pair_springs_alive"]),
-                             f"{1e3 * r['deepest_m']:.3f}", f"{100 * r['event_share']:.0f} %",
-                             ", ".join(f"{1e3 * z:.1f}" for z in r["centres_m"])]])]
+                  md_table(["integrator", "simulated [s]", "wall [s]", "steps", "rejected", "event cuts",
+                            "pair springs tied", "alive at end", "deepest vertex inside a neighbour [mm]",
+                            "event tests / wall", "centre heights [mm]"],
+                           [[r["integrator"], f"{r['seconds']:g}", f"{r['wall_s']:.1f}", str(r["steps"]),
+                             str(r["rejected"]), str(r["truncations"]), str(r["pair_springs_created"]),
+                             str(r["pair_springs_alive"]), f"{1e3 * r['deepest_m']:.3f}",
+                             f"{100 * r['event_share']:.0f} %", ", ".join(f"{1e3 * z:.1f}" for z in r["centres_m"])]
+                            for r in rows])]
+        r = rows[0]
         claims.append(("§6.3: collision tests take about 2/3 of the run time",
-                       f"{100 * r['event_share']:.0f} % (vertex-face and edge-edge events of the pile)",
+                       f"{100 * r['event_share']:.0f} % under RKF (vertex-face and edge-edge events of the pile; "
+                       "the paper's meshes and its per-pair tests were slower than these kernels)",
                        0.5 <= r["event_share"] <= 0.8))
     lines += ["", "## Notes", "",
               "- Eq. 15 (energy) and eq. 16 (viscous loss) are garbled in our copy of the paper; tumble uses "

@@ -13,6 +13,7 @@ inside the other body than that. Several springs share the load, so the measured
 """
 
 import numpy as np
+import pytest
 
 from tests.naive.elastic_contact import pair_spring_forces as naive_pair_forces
 from tests.naive.elastic_contact import penetration_depth, points_inside
@@ -98,10 +99,11 @@ def test_head_on_collision_keeps_momentum_and_never_interpenetrates():
     assert mechanical[-1] < 0.9 * start["kinetic"]
 
 
-def test_jelly_cube_dropped_on_another_rests_on_it():
+@pytest.mark.parametrize("integrator", ["rkf45", "implicit"])
+def test_jelly_cube_dropped_on_another_rests_on_it(integrator):
     below = ElasticBody(CUBE, JELLY, position=(0.0, 0.0, 0.05))
     above = ElasticBody(CUBE, JELLY, position=(0.02, 0.01, 0.152))  # 2 mm gap, offset sideways
-    system = ElasticSystem([below, above], floor_z=0.0)
+    system = ElasticSystem([below, above], floor_z=0.0, integrator=integrator)
     k = system.contact_stiffness
     weight = MASS * 9.81
     e_rel = MASS * 9.81 * 0.002
@@ -121,6 +123,8 @@ def test_jelly_cube_dropped_on_another_rests_on_it():
     inside = points_inside(system.vertices(1), system.vertices(0), CUBE.tets)
     depth = penetration_depth(system.vertices(1)[inside], system.vertices(0), CUBE.tets, CUBE.surface)
     assert np.all(depth <= bound)
+    # implicit: the pair springs' Hessian blocks are in Newton's matrix, so Newton converges every step
+    assert system.newton_unconverged == 0
 
 
 def test_without_body_contact_the_cubes_pass_through_each_other():
