@@ -469,6 +469,8 @@ class ElasticSystem:
             self.dissipated += released
         if self.body_contacts is not None:
             self.dissipated += self.body_contacts.remove_pulling(self.positions)
+        if self.obstacles is not None:  # Coulomb friction against rigid geoms: anchors tied, slid, dropped
+            self.dissipated += self.obstacles.update_friction(self.positions)
 
     def _tie_springs(self, h: float) -> None:
         """Tie a contact spring (§7.2) to every vertex whose crossing falls within contact_time_tolerance of

@@ -86,6 +86,12 @@ class ElasticBodies:
             new.positions[new.constrained] = target
             new.velocities[new.constrained] = target_velocity
         new.obstacles = Obstacles(self.rigid_stiffness)
+        if old is not None and old.obstacles is not None:  # the friction anchors (vertices only appended)
+            n = len(old.obstacles.anchor_geom)
+            new.obstacles.anchor_geom = np.full(len(new.positions), -1, dtype=np.int64)
+            new.obstacles.anchor_local = np.zeros((len(new.positions), 3))
+            new.obstacles.anchor_geom[:n] = old.obstacles.anchor_geom
+            new.obstacles.anchor_local[:n] = old.obstacles.anchor_local
         if new.integrator == "rkf45" and self.options.get("max_step", "auto") == "auto":
             new.max_step = new._stability_step()  # now with the penalty springs' stiffness
             new._h = min(new._h, new.max_step)
@@ -113,6 +119,7 @@ class ElasticBodies:
         out["_link"] = (self.last_touching, self.last_impulse.copy())
         if sysm.body_contacts is not None:
             out["_body_contacts"] = sysm.body_contacts.state()
+        out["_anchors"] = (sysm.obstacles.anchor_geom.copy(), sysm.obstacles.anchor_local.copy())
         return out
 
     def restore(self, snap: dict) -> None:
@@ -123,6 +130,8 @@ class ElasticBodies:
                 self.last_touching, self.last_impulse = v
             elif k == "_body_contacts":
                 sysm.body_contacts.set_state(v)
+            elif k == "_anchors":
+                sysm.obstacles.anchor_geom, sysm.obstacles.anchor_local = v[0].copy(), v[1].copy()
             elif isinstance(v, np.ndarray):
                 getattr(sysm, k)[...] = v
             else:
@@ -192,7 +201,7 @@ class ElasticBodies:
         obstacles.set(kind[idx], position, rotation, g.geom_size[idx], local.reshape(-1), b.body_position[bodies],
                       b.body_orientation[bodies], b.body_linear_velocity[bodies], b.body_angular_velocity[bodies],
                       b.body_inv_mass[bodies], b.body_inv_inertia_local[bodies], bodies,
-                      self.surface_vertices)
+                      self.surface_vertices, idx, g.geom_friction[idx], len(system.positions))
 
     # ------------------------------------------------------------------ queries
     def check(self, body) -> int:
