@@ -70,3 +70,24 @@ def test_block_slides_above_the_friction_angle_with_coulomb_acceleration(degrees
     e_now = w.elastic_energies()
     assert e_now["dissipated"] > 0.5 * MU * 9.81 * math.cos(theta) * d
     assert abs(e_now["total"] - start["total"]) <= 0.02 * e_now["dissipated"], (e_now["total"] - start["total"])
+
+
+def test_a_convex_hull_slope_acts_like_the_same_box():
+    """Hull geoms are coupled too (depth through the nearest face plane): the slope as a ConvexHull of the box's
+    8 corners gives the box's result (the same planes, up to Qhull's rounding of the face normals)."""
+    theta = math.radians(35.0)
+    results = []
+    for hull in (False, True):
+        w = tb.World(gravity=(0.0, 0.0, -9.81))
+        q = (math.cos(theta / 2), math.sin(theta / 2), 0.0, 0.0)
+        corners = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.05, 0.05)])
+        shape = tb.ConvexHull(corners) if hull else tb.Box((0.5, 0.5, 0.05))
+        w.add_body(shape, position=(0.0, 0.0, 0.0), orientation=q, fixed=True, material=tb.Material(friction=MU))
+        normal = np.array([0.0, -math.sin(theta), math.cos(theta)])
+        e = w.add_elastic_body(tb.TetMesh.box((0.1, 0.1, 0.1), (2, 2, 2)), position=tuple(normal * 0.101),
+                               orientation=q, material=JELLY)
+        for _ in range(48):
+            w.step(1.0 / 240.0)
+        assert w.counters["elastic_rigid_contacts"] >= 4
+        results.append(w.elastic_vertices(e))
+    assert np.abs(results[0] - results[1]).max() < 1e-6

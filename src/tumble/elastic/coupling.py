@@ -40,7 +40,8 @@ therefore sticks for tan theta < mu and slides with a = g (sin theta - mu cos th
 (tests/physics/test_elastic_friction.py). mu is the rigid geom's material friction (elastic materials carry
 none).
 
-Geom types: sphere, box, capsule, plane (a plane other than the +z floor). Hulls are not coupled (yet).
+Geom types: sphere, box, capsule, plane (a plane other than the +z floor), convex hull (depth = the smallest
+distance to a face plane, through that face).
 Arrays (g obstacles): ``obstacle_type`` (g,) int (tumble._core.types.GEOM_*), ``obstacle_position`` (g, 3) m,
 ``obstacle_rotation`` (g, 3, 3) world from geom frame, ``obstacle_size`` (g, 3) m (the shapes' ``size``).
 """
@@ -62,13 +63,14 @@ RIGID_CONTACT_STIFFNESS = 2.0e4
 #: is about a third of critical for k = 2e4 N/m on a 0.3 kg vertex (2 sqrt(k m) = 155 N s/m).
 RIGID_CONTACT_DAMPING = 50.0
 
-_PLANE, _SPHERE, _CAPSULE, _BOX = T.GEOM_PLANE, T.GEOM_SPHERE, T.GEOM_CAPSULE, T.GEOM_BOX
+_PLANE, _SPHERE, _CAPSULE, _BOX, _HULL = T.GEOM_PLANE, T.GEOM_SPHERE, T.GEOM_CAPSULE, T.GEOM_BOX, T.GEOM_HULL
 
 
 @kernel
-def _penetration(kind, centre, rotation, size, x, out_normal):
+def _penetration(kind, centre, rotation, size, x, out_normal, planes, plane_start, plane_count):
     """Depth (m, > 0 inside) of point x in one geom and the geom's outward normal there (written to
-    out_normal); depth <= 0 means outside."""
+    out_normal); depth <= 0 means outside. A hull is given by its face planes ``planes[plane_start:][:plane_count]``
+    (rows n_x, n_y, n_z, offset in the geom frame, n . q <= offset inside)."""
     # the point in the geom frame: q = R^T (x - c)
     q0 = q1 = q2 = 0.0
     for c in range(3):
@@ -113,18 +115,39 @@ def _penetration(kind, centre, rotation, size, x, out_normal):
         for c in range(3):
             out_normal[c] = rotation[c, 2]
         return -q2
-    return -1.0  # hulls are not coupled
+    if kind == _HULL:
+        # inside iff n_f . q < offset_f for every face; the shortest way out is through the face with the
+        # largest n_f . q - offset_f (exact for a point inside a convex polyhedron: the distance to the
+        # boundary is the smallest distance to a face plane)
+        best = -1
+        worst = -math.inf
+        for f in range(plane_start, plane_start + plane_count):
+            dist = planes[f, 0] * q0 + planes[f, 1] * q1 + planes[f, 2] * q2 - planes[f, 3]
+            if dist >= 0.0:
+                return -dist
+            if dist > worst:
+                worst = dist
+                best = f
+        if best < 0:
+            return -1.0
+        for c in range(3):
+            out_normal[c] = rotation[c, 0] * planes[best, 0] + rotation[c, 1] * planes[best, 1] \
+                + rotation[c, 2] * planes[best, 2]
+        return -worst
+    return -1.0
 
 
 @kernel
-def _contact_force(x, v, i, g, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size, obstacle_centre,
-                   obstacle_velocity, obstacle_angular, stiffness, damping, obstacle_geom, obstacle_friction,
+def _contact_force(x, v, i, g, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size, obstacle_planes,
+                   obstacle_plane_range, obstacle_centre, obstacle_velocity, obstacle_angular, stiffness, damping,
+                   obstacle_geom, obstacle_friction,
                    anchor_geom, anchor_local, normal, out):
     """Contact of vertex i with obstacle g (module docstring, "Friction"). Writes into ``out`` (5,): the force
     (0:3) k d n - c ((v - u) . n) n + f_t, the friction spring's energy E_t (3) and the damping's heat rate
     c ((v - u) . n)^2 (4); u the geom's point velocity w x (x - centre) + v_body. Return the depth d (<= 0: no
     contact, ``out`` untouched)."""
-    depth = _penetration(obstacle_type[g], obstacle_position[g], obstacle_rotation[g], obstacle_size[g], x[i], normal)
+    depth = _penetration(obstacle_type[g], obstacle_position[g], obstacle_rotation[g], obstacle_size[g], x[i], normal,
+                         obstacle_planes, obstacle_plane_range[g, 0], obstacle_plane_range[g, 1])
     if depth > 0.0:
         w = obstacle_angular[g]
         r0 = x[i, 0] - obstacle_centre[g, 0]
@@ -175,7 +198,8 @@ def _contact_force(x, v, i, g, obstacle_type, obstacle_position, obstacle_rotati
 
 @kernel
 def obstacle_forces(x, v, vertices, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size,
-                    obstacle_centre, obstacle_velocity, obstacle_angular, stiffness, damping, obstacle_geom,
+                    obstacle_planes, obstacle_plane_range, obstacle_centre, obstacle_velocity, obstacle_angular,
+                    stiffness, damping, obstacle_geom,
                     obstacle_friction, anchor_geom, anchor_local, forces):
     """Add the contact force (``_contact_force``) to ``forces`` (n, 3) for every listed vertex (``vertices``,
     surface vertex indices) inside an obstacle; return (the energy sum k d^2 / 2 + E_t, J; the damping's heat
@@ -188,8 +212,9 @@ def obstacle_forces(x, v, vertices, obstacle_type, obstacle_position, obstacle_r
         i = vertices[a]
         for g in range(obstacle_type.shape[0]):
             depth = _contact_force(x, v, i, g, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size,
-                                   obstacle_centre, obstacle_velocity, obstacle_angular, stiffness, damping,
-                                   obstacle_geom, obstacle_friction, anchor_geom, anchor_local, normal, f)
+                                   obstacle_planes, obstacle_plane_range, obstacle_centre, obstacle_velocity,
+                                   obstacle_angular, stiffness, damping, obstacle_geom, obstacle_friction, anchor_geom,
+                                   anchor_local, normal, f)
             if depth > 0.0:
                 for c in range(3):
                     forces[i, c] += f[c]
@@ -200,7 +225,8 @@ def obstacle_forces(x, v, vertices, obstacle_type, obstacle_position, obstacle_r
 
 @kernel
 def obstacle_reactions(x, v, vertices, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size,
-                       obstacle_centre, obstacle_velocity, obstacle_angular, stiffness, damping, obstacle_geom,
+                       obstacle_planes, obstacle_plane_range, obstacle_centre, obstacle_velocity, obstacle_angular,
+                       stiffness, damping, obstacle_geom,
                        obstacle_friction, anchor_geom, anchor_local, weight, force_out, torque_out):
     """Add ``weight`` times the reaction on each obstacle, minus the contact force at the vertex (force, and
     torque about ``obstacle_centre`` (g, 3), the owning body's centre of mass) to ``force_out`` / ``torque_out``
@@ -212,8 +238,9 @@ def obstacle_reactions(x, v, vertices, obstacle_type, obstacle_position, obstacl
         i = vertices[a]
         for g in range(obstacle_type.shape[0]):
             depth = _contact_force(x, v, i, g, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size,
-                                   obstacle_centre, obstacle_velocity, obstacle_angular, stiffness, damping,
-                                   obstacle_geom, obstacle_friction, anchor_geom, anchor_local, normal, f)
+                                   obstacle_planes, obstacle_plane_range, obstacle_centre, obstacle_velocity,
+                                   obstacle_angular, stiffness, damping, obstacle_geom, obstacle_friction, anchor_geom,
+                                   anchor_local, normal, f)
             if depth > 0.0:
                 touching += 1
                 f0 = -weight * f[0]
@@ -233,7 +260,8 @@ def obstacle_reactions(x, v, vertices, obstacle_type, obstacle_position, obstacl
 
 @kernel
 def update_friction_anchors(x, vertices, obstacle_type, obstacle_position, obstacle_rotation, obstacle_size,
-                            stiffness, obstacle_geom, obstacle_friction, anchor_geom, anchor_local):
+                            obstacle_planes, obstacle_plane_range, stiffness, obstacle_geom, obstacle_friction,
+                            anchor_geom, anchor_local):
     """After an accepted sub-step (module docstring, "Friction"): a vertex that touches a geom with friction and
     has no anchor on it gets one where it is; an anchor stretched past the cone (k |s| > mu k d) slides so that
     k |s| = mu k d (Coulomb: sliding at the cap); a vertex touching no geom with its anchor loses it. Return the
@@ -248,7 +276,7 @@ def update_friction_anchors(x, vertices, obstacle_type, obstacle_position, obsta
             if not obstacle_friction[g] > 0.0:
                 continue
             depth = _penetration(obstacle_type[g], obstacle_position[g], obstacle_rotation[g], obstacle_size[g], x[i],
-                                 normal)
+                                 normal, obstacle_planes, obstacle_plane_range[g, 0], obstacle_plane_range[g, 1])
             if depth <= 0.0:
                 continue
             if first < 0:
@@ -324,11 +352,14 @@ class Obstacles:
                  np.zeros(0), np.zeros((0, 3, 3)), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
     def set(self, kind, position, rotation, size, body, centre, orientation, velocity, angular_velocity, inv_mass,
-            inv_inertia_local, bodies, vertices, geom_ids=None, friction=None, vertex_count: int = 0) -> None:
+            inv_inertia_local, bodies, vertices, geom_ids=None, friction=None, vertex_count: int = 0, planes=None,
+            plane_range=None) -> None:
         """Geoms (kind, world position and rotation, size, local body index) and their bodies (centre of mass,
         orientation, 1/m, body-frame inverse inertia, world body ids ``bodies``); ``vertices``: the surface
         vertices that can touch them; ``geom_ids`` the geoms' world ids and ``friction`` their Coulomb
-        coefficients (default: none, frictionless); ``vertex_count`` the elastic vertices (sizes the anchors)."""
+        coefficients (default: none, frictionless); ``vertex_count`` the elastic vertices (sizes the anchors);
+        ``planes`` (P, 4) the hull geoms' face planes (n, offset; geom frame) and ``plane_range`` (g, 2) each
+        geom's first plane and plane count (0 for the other shapes)."""
         from tumble._core.math3d import quat_to_matrices
 
         n_geoms = len(kind)
@@ -341,6 +372,9 @@ class Obstacles:
             local[: len(self.anchor_local)] = self.anchor_local
             self.anchor_geom, self.anchor_local = grown, local
         self.kind = np.ascontiguousarray(kind, dtype=np.int64)
+        self.planes = np.zeros((0, 4)) if planes is None else np.ascontiguousarray(planes, dtype=np.float64)
+        self.plane_range = (np.zeros((n_geoms, 2), dtype=np.int64) if plane_range is None
+                            else np.ascontiguousarray(plane_range, dtype=np.int64).reshape(n_geoms, 2))
         self.size = np.ascontiguousarray(size, dtype=np.float64)
         self.body = np.asarray(body, dtype=np.int64)
         self.bodies = np.asarray(bodies, dtype=np.int64)
@@ -387,8 +421,9 @@ class Obstacles:
         """Add the contact forces at (x, v) to ``forces``; return (penalty energy J, damping heat rate W)."""
         if not len(self.kind):
             return 0.0, 0.0
-        return obstacle_forces(x, v, self.vertices, self.kind, self.position, self.rotation, self.size,
-                               self._geom_centre, self._geom_velocity, self._geom_angular, self.stiffness,
+        return obstacle_forces(x, v, self.vertices, self.kind, self.position, self.rotation, self.size, self.planes,
+                               self.plane_range, self._geom_centre, self._geom_velocity, self._geom_angular,
+                               self.stiffness,
                                self.damping, self.geom_ids, self.friction, self.anchor_geom, self.anchor_local,
                                forces)
 
@@ -398,7 +433,8 @@ class Obstacles:
         if not len(self.kind) and not np.any(self.anchor_geom >= 0):
             return 0.0
         return update_friction_anchors(x, self.vertices, self.kind, self.position, self.rotation, self.size,
-                                       self.stiffness, self.geom_ids, self.friction, self.anchor_geom,
+                                       self.planes, self.plane_range, self.stiffness, self.geom_ids, self.friction,
+                                       self.anchor_geom,
                                        self.anchor_local)
 
     def _reaction(self, x: np.ndarray, v: np.ndarray):
@@ -406,7 +442,8 @@ class Obstacles:
         force = np.zeros((len(self.kind), 3))
         torque = np.zeros((len(self.kind), 3))
         self.touching = int(obstacle_reactions(x, v, self.vertices, self.kind, self.position, self.rotation,
-                                               self.size, self._geom_centre, self._geom_velocity, self._geom_angular,
+                                               self.size, self.planes, self.plane_range, self._geom_centre,
+                                               self._geom_velocity, self._geom_angular,
                                                self.stiffness, self.damping, self.geom_ids, self.friction,
                                                self.anchor_geom, self.anchor_local, 1.0, force, torque))
         body_force = np.zeros((len(self.bodies), 3))

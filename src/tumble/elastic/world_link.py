@@ -8,7 +8,7 @@ steps is allowed. The owner lives on the core state (``CoreState.elastic``), so 
 
 World.step(dt) = rigid solver step over [t, t + dt], then ``ElasticBodies.step(core, dt)``:
   1. the floor: the highest fixed ``Plane`` whose world normal is +z becomes the system's floor (paper 003 §7.2
-     sticky contact springs, events §6); every other plane, sphere, box and capsule geom near the elastic
+     sticky contact springs, events §6); every other plane, sphere, box, capsule and hull geom near the elastic
      bodies becomes a penalty obstacle at its end-of-rigid-step pose (coupling.py);
   2. the elastic system steps exactly dt (adaptive RKF 4(5) sub-steps, §8.3, or backward Euler);
   3. the coupled rigid bodies respond inside the elastic sub-steps (coupling.Obstacles.accumulate: the
@@ -27,8 +27,8 @@ from tumble.elastic.coupling import RIGID_CONTACT_STIFFNESS, Obstacles
 from tumble.elastic.system import ElasticSystem
 from tumble.errors import ElasticError
 
-#: geom types an elastic body collides with (coupling.py); hulls are not coupled
-COUPLED_TYPES = (T.GEOM_SPHERE, T.GEOM_CAPSULE, T.GEOM_BOX, T.GEOM_PLANE)
+#: geom types an elastic body collides with (coupling.py)
+COUPLED_TYPES = (T.GEOM_SPHERE, T.GEOM_CAPSULE, T.GEOM_BOX, T.GEOM_PLANE, T.GEOM_HULL)
 #: m, obstacles are gathered whose bounding sphere comes within this distance (plus the elastic bodies' largest
 #: vertex speed times dt) of the elastic bodies' bounding box
 GATHER_MARGIN = 0.05
@@ -197,11 +197,24 @@ class ElasticBodies:
                 near = np.where(plane, heights.min(1) <= 0.0, near)
             keep = near & ~floor
             idx, rotation, position = idx[keep], rotation[keep], position[keep]
+        # hull geoms: their face planes (n, offset) in the geom frame, one block per geom
+        planes = np.zeros((0, 4))
+        plane_range = np.zeros((len(idx), 2), dtype=np.int64)
+        hull = kind[idx] == T.GEOM_HULL
+        if np.any(hull):
+            arrays = core.hull_arrays
+            h = g.geom_hull[idx[hull]]
+            start, count = arrays.face_start[h], arrays.face_count[h]
+            first = np.concatenate([[0], np.cumsum(count)[:-1]])
+            rows = np.repeat(start - first, count) + np.arange(int(count.sum()))  # the hulls' face rows, in order
+            planes = np.concatenate([arrays.face_normal[rows], arrays.face_offset[rows, None]], axis=1)
+            plane_range[hull, 0] = first
+            plane_range[hull, 1] = count
         bodies, local = np.unique(body[idx], return_inverse=True)
         obstacles.set(kind[idx], position, rotation, g.geom_size[idx], local.reshape(-1), b.body_position[bodies],
                       b.body_orientation[bodies], b.body_linear_velocity[bodies], b.body_angular_velocity[bodies],
                       b.body_inv_mass[bodies], b.body_inv_inertia_local[bodies], bodies,
-                      self.surface_vertices, idx, g.geom_friction[idx], len(system.positions))
+                      self.surface_vertices, idx, g.geom_friction[idx], len(system.positions), planes, plane_range)
 
     # ------------------------------------------------------------------ queries
     def check(self, body) -> int:
