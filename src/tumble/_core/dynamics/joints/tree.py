@@ -389,7 +389,10 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     b = [0; -C]), applied to every tree body (the position and the exact rotation of the rotation
     vector, ``displace_body``). Converges quadratically: the error left is second order in the
     rotations. Velocities are untouched. Stops before ``iterations`` once the largest equality error
-    is at most ``tolerance`` [m or rad]. Soft rows (springs) are not position constraints (an
+    is at most ``tolerance`` [m or rad]. A step that leaves a larger error than it found (and above
+    the tolerance: not rounding) is undone and ends the projection: far from the constraint manifold
+    (rotations of a large fraction of a radian) the linearisation overshoots; the caller then runs the
+    capped Gauss-Seidel passes. Soft rows (springs) are not position constraints (an
     enormous compliance keeps their multipliers at zero). Returns (largest error before, after,
     whether a step was undone)."""
     rows = max(joint_row_total, 1)
@@ -446,7 +449,7 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                     worst = abs(t)
         if it == 0:
             first = worst
-        if worst > prev:
+        if worst > prev and worst > tolerance:
             # the last step made the error larger (a linearisation far from valid: rotations of
             # a large fraction of a radian): undo it and leave the rest to the caller
             for k in range(node_count):
