@@ -35,6 +35,7 @@ from tumble._core.dynamics.joints.rows import (
     store_joint_impulses,
     update_joint_coordinates,
 )
+from tumble._core.dynamics.joints.tree import project_tree as _project_tree
 from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED
 
 #: Broad-phase boxes are enlarged by this fraction of a geometry's bounding radius, at most FAT_MAX [m]
@@ -246,14 +247,38 @@ def finish_joints(core, offset: int, lam, dt: float, reaction_lam=None) -> None:
                     lam if reaction_lam is None else reaction_lam, dt, js.joint_lever, js.joint_force, js.joint_torque)
 
 
-def project_joints(core, dt: float) -> None:
-    """Joint position projection (dynamics.joints.projection) at the current poses, when enabled."""
+def project_joints(core, dt: float, tree=None) -> None:
+    """Joint position projection at the current poses, when enabled: with a joint ``tree``
+    (``dynamics.joints.tree.JointTree``, the pgs direct joint solve) Newton steps of the exact tree
+    solve on its joints' equality rows first (``project_tree``), then the non-linear Gauss-Seidel
+    passes (``dynamics.joints.projection``) over the joints left: those outside the tree (loops) and
+    those with limits; without a tree the passes over every joint."""
     s, b, js = core.settings, core.bodies, core.joint_store
     joint_rows = core.joint_layout.row_total
     if not joint_rows or s.joint_correction != "projection" or s.joint_correction_iterations == 0:
         return
     refresh_frames(core)
     joint_coordinates(core)
+    first = last = 0.0
+    rest = None
+    if tree is not None:
+        first, last, undone = _project_tree(
+            tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.joint_type, js.joint_body, js.joint_anchor,
+            js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits,
+            js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_row_start, joint_rows, js.joint_impulse,
+            js.joint_coord, js.joint_lever, b.body_position[: b.count], b.body_orientation, b.body_mass,
+            b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt, s.joint_correction_iterations,
+            s.joint_correction_tolerance)
+        core.counters["joint_error"] = float(first)
+        core.counters["joint_error_after"] = float(last)
+        if not undone:
+            rest = js.joint_active[: js.count] & (~tree.in_tree | js.joint_has_limits[: js.count])
+            if not rest.any():
+                return
+        else:     # Newton diverged (far from the joints' manifold): the capped passes over every joint
+            rest = js.joint_active[: js.count].copy()
+        refresh_frames(core)
+        joint_coordinates(core)
     # joint graph heights from the fixed bodies (contact.layers), on the joint rows of this step
     r = core.rows
     off = core.joint_row_offset
@@ -262,6 +287,8 @@ def project_joints(core, dt: float) -> None:
     n = js.count
     jh = np.maximum(height[np.maximum(js.joint_body[:n, 0], 0)], height[js.joint_body[:n, 1]])
     order = np.argsort(jh, kind="stable")
+    if rest is not None:
+        order = order[rest[order]]
     if not s.joint_projection_fixation:
         height[:] = 1      # every body at the same height: each joint moves both its bodies
     first, last = _project_joints(
@@ -272,5 +299,6 @@ def project_joints(core, dt: float) -> None:
         b.body_position[: b.count], b.body_orientation, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt,
         s.joint_correction_iterations, s.joint_correction_tolerance, s.joint_max_correction, s.joint_block_solve,
         s.joint_correction_fraction)
-    core.counters["joint_error"] = float(first)
-    core.counters["joint_error_after"] = float(last)
+    core.counters["joint_error"] = max(float(first), core.counters["joint_error"] if rest is not None else 0.0)
+    core.counters["joint_error_after"] = max(float(last), core.counters["joint_error_after"] if rest is not None
+                                             else 0.0)

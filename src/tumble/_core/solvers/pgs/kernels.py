@@ -11,6 +11,7 @@ import numpy as np
 
 from tumble._core.config import kernel
 from tumble._core.dynamics.integrate import displace_body
+from tumble._core.dynamics.joints.tree import tree_sweep
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, pgs_sweep, row_velocity, sweep_rows, warm_start
 
@@ -293,3 +294,37 @@ def relax_pgs_blocks(manifold_start, manifold_count, row_count, row_body, row_J,
     for _ in range(iterations):
         block_sweep(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax,
                     row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang)
+
+
+
+@kernel
+def solve_with_tree(warm, blocks, merit, manifold_start, manifold_count, row_count, row_body, row_J, row_B,
+                    row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin,
+                    v_ang, iterations, tolerance, node_count, node_kind, node_ref, node_parent, joint_type,
+                    joint_row_start, row_offset, D_inv, F, y, x):
+    """``solve_pgs`` / ``solve_pgs_blocks`` (``blocks``) / the relax sweeps (``warm`` False) when the
+    joints' equality rows are solved over the joint tree: each sweep is the Gauss-Seidel sweep over
+    the other rows (contacts, limits, motors, loop-closing joints; the tree's rows carry group -1 and
+    are skipped) followed by one exact solve of the tree's rows (``joints.tree.tree_sweep``), so the
+    joints hold exactly at the velocities the contacts leave. Returns (sweeps done, final merit theta,
+    or 0 without ``merit``)."""
+    if warm:
+        warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang)
+    done = 0
+    for it in range(iterations):
+        if blocks:
+            dv = block_sweep(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, row_bias,
+                             row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang)
+        else:
+            dv = pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
+                           row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang)
+        dv = max(dv, tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset,
+                                row_body, row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_inv, F, y, x, v_lin,
+                                v_ang))
+        done = it + 1
+        if tolerance > 0.0 and dv < tolerance:
+            break
+    if not merit:
+        return done, 0.0
+    return done, final_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                             row_lambda, v_lin, v_ang)

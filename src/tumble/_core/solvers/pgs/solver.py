@@ -10,12 +10,14 @@ import numpy as np
 from tumble._core import stages
 from tumble._core.contact.rows import store_contact_impulses
 from tumble._core.dynamics.joints.rows import load_joint_impulses
+from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     relax_pgs,
     relax_pgs_blocks,
     solve_pgs,
     solve_pgs_blocks,
+    solve_with_tree,
     split_correction,
     substep_contact_targets,
 )
@@ -53,13 +55,22 @@ class PGSSolver(Solver):
             self._substeps(core, dt, prof, t)
             return contacts
         offset = stages.prepare_rows(core, dt)
+        split = s.position_correction == "split"
+        tree = None if split else self._tree(core)
+        if tree is not None:
+            tree.factor(core, offset)
         stages.integrate_velocities(core, dt)
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
-        split = s.position_correction == "split"
         if r.count == 0:     # nothing to solve: what solve_pgs returns for no rows, without the call
             iters, merit = (1 if s.tolerance > 0.0 else s.iterations), 0.0
+        elif tree is not None:
+            starts = manifold_starts(c) if (s.normal_block_solve and c.count) else _EMPTY_INT
+            iters, merit = self._solve_tree(core, tree, starts, offset, r.row_bias, s.iterations, s.tolerance, True,
+                                            True)
+            if s.record_merit:   # as the block sweeps: the final theta only
+                history = np.array([merit])
         elif s.normal_block_solve and not split and c.count:
             starts = manifold_starts(c)
             iters, merit = solve_pgs_blocks(starts, starts.shape[0] - 1, r.count, r.row_body, r.row_J, r.row_B,
@@ -84,6 +95,9 @@ class PGSSolver(Solver):
             split_correction(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax,
                              r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, b.body_position,
                              b.body_orientation, b.body_fixed, b.count, s.iterations, dt)
+        elif s.relax_iterations > 0 and tree is not None:
+            starts = manifold_starts(c) if (s.normal_block_solve and c.count) else _EMPTY_INT
+            self._solve_tree(core, tree, starts, offset, r.row_bias_relax, s.relax_iterations, 0.0, False, False)
         elif s.relax_iterations > 0 and r.count and s.normal_block_solve and c.count:
             starts = manifold_starts(c)
             relax_pgs_blocks(starts, starts.shape[0] - 1, r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
@@ -98,9 +112,31 @@ class PGSSolver(Solver):
                                    c.contact_friction_impulse)
         stages.finish_joints(core, offset, r.row_lambda, dt)
         t = stages.lap(prof, "relax", t)
-        stages.project_joints(core, dt)
+        stages.project_joints(core, dt, tree)
         stages.lap(prof, "joints", t)
         return contacts
+
+    @staticmethod
+    def _tree(core):
+        """The joint tree of this step (``joints.tree``) when the joints' equality rows are solved
+        directly (``joint_direct_solve``) and some joint is in it; else None."""
+        if not core.joint_layout.row_total or not core.settings.joint_direct_solve:
+            return None
+        tree = JointTree(core)
+        return tree if tree.count else None
+
+    @staticmethod
+    def _solve_tree(core, tree, starts, offset, bias, iterations, tolerance, warm, merit):
+        """``solve_with_tree`` on the core's rows: sweeps over the rows outside the tree (manifold
+        blocks when ``starts`` lists manifolds), each followed by the exact tree solve."""
+        b, r, js = core.bodies, core.rows, core.joint_store
+        blocks = starts.shape[0] > 0
+        return solve_with_tree(warm, blocks, merit, starts if blocks else _EMPTY_INT,
+                               starts.shape[0] - 1 if blocks else 0, r.count, r.row_body, r.row_J, r.row_B,
+                               r.row_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
+                               r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, iterations, tolerance,
+                               tree.count, tree.kind, tree.ref, tree.parent, js.joint_type, js.joint_row_start, offset,
+                               tree.D_inv, tree.F, tree.y, tree.x)
 
     def _substeps(self, core, dt, prof, t):
         """One step of ``substeps`` solves of h = dt / n each over one collision (Box2D v3's "soft
@@ -137,6 +173,7 @@ class PGSSolver(Solver):
         js = core.joint_store
         beta = s.baumgarte / dt
         starts = manifold_starts(c) if (s.normal_block_solve and offset) else _EMPTY_INT
+        tree = self._tree(core) if joint_rows else None
         t = stages.lap(prof, "prepare", t)
         for k in range(n):
             if offset:
@@ -156,9 +193,15 @@ class PGSSolver(Solver):
                                         js.joint_impulse, inv_n if s.warm_start else 0.0, r.row_lambda)
                 else:
                     r.row_lambda[offset:rows] = kept
+                if tree is not None:
+                    tree.factor(core, offset)
             stages.integrate_velocities(core, h)
             t = stages.lap(prof, "prepare", t)
-            if rows and starts.shape[0]:
+            if tree is not None:
+                done, merit = self._solve_tree(core, tree, starts, offset, r.row_bias, sweeps, s.tolerance, True, True)
+                iters += done
+                merits.append(merit)
+            elif rows and starts.shape[0]:
                 done, merit = solve_pgs_blocks(starts, starts.shape[0] - 1, rows, r.row_body, r.row_J, r.row_B,
                                                r.row_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu,
                                                r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
@@ -179,7 +222,9 @@ class PGSSolver(Solver):
             if offset:
                 disp_lin[:] = b.body_position[:nb] - start
             t = stages.lap(prof, "integrate", t)
-            if s.relax_iterations > 0 and rows and starts.shape[0]:
+            if s.relax_iterations > 0 and tree is not None:
+                self._solve_tree(core, tree, starts, offset, r.row_bias_relax, s.relax_iterations, 0.0, False, False)
+            elif s.relax_iterations > 0 and rows and starts.shape[0]:
                 relax_pgs_blocks(starts, starts.shape[0] - 1, rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
                                  r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
                                  r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, s.relax_iterations)
@@ -196,5 +241,5 @@ class PGSSolver(Solver):
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
         stages.finish_joints(core, offset, total, dt)
         t = stages.lap(prof, "relax", t)
-        stages.project_joints(core, dt)
+        stages.project_joints(core, dt, tree)
         stages.lap(prof, "joints", t)
