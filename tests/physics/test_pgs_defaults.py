@@ -86,6 +86,12 @@ def test_chain50_keeps_its_links_within_one_percent_at_the_defaults():
     assert chain_stretch({}) < 0.01
 
 
+def test_chain50_does_not_tear_on_long_substeps():
+    # the tree solve tore the chain with one 1/60 s substep (1900 %); on substeps longer than
+    # TREE_MAX_SUBSTEP the joint rows stay in the sweeps, which hold it like the legacy scheme (21 %)
+    assert chain_stretch({"substeps": 1}) < 0.3
+
+
 @pytest.mark.slow
 def test_chain50_stretches_without_the_tree_solve():
     assert chain_stretch({"joint_direct_solve": False}) > 0.03

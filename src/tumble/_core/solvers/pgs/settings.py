@@ -86,9 +86,10 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             True, measured at dt 1/60 with the default 4 x 2 sweeps (benchmarks/pgs_defaults.py):
             chain50's final link stretch after 10 s 0.000 % (largest over the run 1.4 %) against
             7.4 % (21 %) with the joint rows in the sweeps, at about the same ms/step (2.09 vs 2.04;
-            ragdolls 1.2x). Not with 1 to 3 substeps at 60 Hz: the exact solve keeps the chain's
-            whip, one step's position error outgrows the linearised projection and the chain tears
-            (the sweeps' damping held it at 21 % with 1 substep). False: every joint row in the
+            ragdolls 1.2x). Used only on (sub)steps dt / substeps <= 1/240 s (``pgs.solver.
+            TREE_MAX_SUBSTEP``): with 1 to 3 substeps at 60 Hz the exact solve kept the chain's
+            whip, one step's position error outgrew the linearised projection and the chain tore
+            (1900 % with 1 substep, where the sweeps' damping holds it at 21 %). False: every joint row in the
             sweeps (001; the catto and legacy presets).
 
     ``PGSSettings.preset(name)`` returns settings for ``tb.World(solver="pgs", **preset)``: "catto"
