@@ -214,15 +214,18 @@ def joint_coordinates(core) -> None:
                              js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
 
 
-def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool, serial: bool = False) -> None:
+def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool, serial: bool = False,
+                     fraction: float | None = None) -> None:
     """The joint rows (dynamics.joints.rows) from row ``offset`` for a solve spanning ``h`` seconds of
     a step of ``dt``: soft rows (servos, springs) and motor bounds depend on h, Baumgarte feedback
     (when on) keeps removing its fraction of the error per step dt. ``serial``: one thread whatever
     the joint count (pgs substeps rebuild the rows several times a step; on the 2-core benchmark
     machine shared with other processes the parallel call made ``ragdolls``' (200 joints) prepare
-    stage 12 ms per step, the serial one 0.7 ms)."""
+    stage 12 ms per step, the serial one 0.7 ms). ``fraction``: the share of each joint's position error
+    the rows' targets ask to remove over h (default: the Baumgarte setting's, 0 under projection)."""
     b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
-    fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
+    if fraction is None:
+        fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
     prepare = prepare_joint_rows if (js.count >= PARALLEL_MIN_JOINTS and not serial) else prepare_joint_rows.serial
     prepare(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
                        js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,
