@@ -72,9 +72,11 @@ class ShockSolver(Solver):
         self.final_state = None
 
     # ---------------------------------------------------------------- detection
-    def _detect(self, core, prof, t) -> int:
-        """``stages.collide`` plus the layer impulses of the matched points (the contact cache)."""
-        count = stages.collide(core, prof, t, core.settings.warm_start)
+    def _detect(self, core, prof, t, dt) -> int:
+        """``stages.collide`` plus the layer impulses of the matched points (the contact cache); with
+        ``speculative_contacts`` every moving body's geoms padded by how far they move in dt."""
+        s = core.settings
+        count = stages.collide(core, prof, t, s.warm_start, None, dt if s.speculative_contacts else 0.0)
         self.contact_layer_impulse, self.contact_layer_impulse_previous = (self.contact_layer_impulse_previous,
                                                                            self.contact_layer_impulse)
         if self.contact_layer_impulse.shape[0] < core.contacts.capacity:
@@ -104,7 +106,7 @@ class ShockSolver(Solver):
             core.counters["cache_hits"] = contacts
             prof["reuse"] = 1000.0 * (time.perf_counter() - t)
         else:
-            contacts = self._detect(core, prof, t)
+            contacts = self._detect(core, prof, t, dt)
         self.final_state = None
         self._dynamics(core, dt, prof, time.perf_counter())
         return contacts
@@ -263,7 +265,7 @@ class ShockSolver(Solver):
         """detect(t + dt) and correction() on the new contacts (the last two lines of Fig. 14)."""
         b, r, s = core.bodies, core.rows, core.settings
         n = b.count
-        self._detect(core, prof, t)
+        self._detect(core, prof, t, dt)
         t = time.perf_counter()
         c = core.contacts
         joint_rows = core.joint_layout.row_total if s.joint_aware_correction else 0
