@@ -113,7 +113,7 @@ def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr, block
     shock_propagation(L["layers"], L["layer_row_start"], L["layer_rows"], L["layer_body_start"], L["layer_bodies"],
                       L["height"], P["row_body"], P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"],
                       P["hi"], P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), kind, owner, depth, 1e-4,
-                      lam, lam_c, v_lin, v_ang, d_lin, d_ang,
+                      np.zeros(0), lam, lam_c, v_lin, v_ang, d_lin, d_ang,
                       h, iterations, corr, 0.0, 0.0, 0.0, L["row_block"], blocks, 0.0)
     np.testing.assert_allclose(lam, lam_ref, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(np.hstack([v_lin, v_ang]).reshape(-1), u_ref, rtol=1e-9, atol=1e-10)
@@ -145,7 +145,8 @@ def test_correction_removes_penetration_of_a_single_contact_exactly():
     d_ang = np.zeros((1, 3))
     lam_c = np.zeros(1)
     correction(1, np.zeros(1, dtype=np.int64), row_body, row_J, row_B, inv_diag, kind, np.zeros(1, dtype=np.int64),
-               np.array([0.03]), 1e-4, lam_c, d_lin, d_ang, 3, 0.0)
+               np.array([0.03]), 1e-4, np.ones(1, dtype=np.int64), np.zeros(1), np.zeros(0), lam_c, d_lin, d_ang, 3,
+               0.0)
     assert d_lin[0, 2] == pytest.approx(0.03 - 1e-4, rel=1e-12)
     assert lam_c[0] == pytest.approx(2.0 * (0.03 - 1e-4), rel=1e-12)
 
@@ -170,7 +171,36 @@ def test_articulated_heights_equal_zero_one_shortest_paths(seed):
     row_body = np.array(rows, dtype=np.int64)
     row_kind = np.array(kinds, dtype=np.int64)
     h = np.empty(n, dtype=np.int64)
-    layers = articulated_heights(len(rows), row_body, row_kind, n, fixed, h)
+    layers = articulated_heights(len(rows), row_body, row_kind, np.zeros((len(rows), 2, 6)), np.zeros(3), 0.0, n,
+                                 fixed, h)
     ref, top = naive_articulated_heights(row_body, row_kind == T.ROW_JOINT, n, fixed)
     assert h.tolist() == ref
     assert layers == top
+
+
+def test_walls_do_not_root_the_stack_layers():
+    """Issue 18: with gravity a contact with a fixed body roots its body only if it supports it
+    (n . up > support_cos). Bodies: 0 ground, 1 wall (fixed); 2 rests on the ground; 3 rests on 2
+    and leans on the wall; 4 only touches the wall (a horizontal normal) and rests on 3."""
+    up = np.array([0.0, 0.0, 1.0])
+    rows = [(-1, 2, (0, 0, 1)),        # ground under 2: J on 2 = +z (pushes it up)
+            (2, 3, (0, 0, 1)),
+            (3, -1, (-1, 0, 0)),       # 3 against the wall: J on 3 = +x, horizontal
+            (-1, 4, (1, 0, 0)),        # 4 against the wall
+            (3, 4, (0, 0, 1))]
+    row_body = np.array([(a, b) for a, b, _ in rows], dtype=np.int64)
+    row_J = np.zeros((len(rows), 2, 6))
+    for r, (a, b, n) in enumerate(rows):
+        side = 1 if b >= 0 and a < 0 else 0
+        row_J[r, side, :3] = n if side == 1 or b < 0 else -np.asarray(n)
+        if a >= 0 and b >= 0:
+            row_J[r, 0, :3] = -np.asarray(n)
+            row_J[r, 1, :3] = n
+    kind = np.full(len(rows), T.ROW_CONTACT_NORMAL, dtype=np.int64)
+    fixed = np.array([True, True, False, False, False])
+    h = np.zeros(5, dtype=np.int64)
+    assert articulated_heights(len(rows), row_body, kind, row_J, up, 0.5, 5, fixed, h) == 3
+    assert h.tolist() == [0, 0, 1, 2, 3]
+    # 000 §4 as written (no up vector): every fixed contact roots; 3 and 4 get height 1
+    assert articulated_heights(len(rows), row_body, kind, row_J, np.zeros(3), 0.5, 5, fixed, h) == 1
+    assert h.tolist() == [0, 0, 1, 1, 1]

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from tumble._core.collision.geoms import refresh_geoms
+from tumble._core.collision.geoms import pad_speculative, refresh_geoms
 from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
@@ -70,12 +70,14 @@ def refresh_frames(core) -> None:
     update_body_frames(b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count)
 
 
-def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None) -> int:
+def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None, pad_dt: float = 0.0) -> int:
     """Frames, broad phase, narrow phase and the contact cache (001 §8: with ``warm`` the new
     points take the impulses of the previous step's points of the same pair and feature; every
     point's ``contact_match`` names its previous point or -1). ``margin`` [m] replaces the
     settings' contact_margin for this detection (gauss: a speculative margin grown with the
-    speeds). Returns the contact count."""
+    speeds). ``pad_dt`` [s] > 0: each moving body's geoms are padded by how far they can move in
+    that time at their current velocities (``geoms.pad_speculative``; shock), so contacts the
+    step will close are detected now. Returns the contact count."""
     b, g, s = core.bodies, core.geoms, core.settings
     margin = s.contact_margin if margin is None else margin
     h = core.hull_arrays
@@ -87,6 +89,13 @@ def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None)
                   g.geom_aabb_max, h.verts, h.vert_start, h.vert_count, g.geom_hull, g.geom_radius, FAT_FRACTION,
                   FAT_MAX, g.geom_fat_min, g.geom_fat_max, core.fat_count == g.count)
     core.fat_count = g.count
+    pad = None
+    if pad_dt > 0.0 and g.count:
+        pad = np.empty(g.count)
+        if not pad_speculative(g.geom_body, g.geom_local_position, g.geom_radius, g.count, b.body_fixed,
+                               b.body_linear_velocity, b.body_angular_velocity, pad_dt, g.geom_aabb_min,
+                               g.geom_aabb_max, g.geom_fat_min, g.geom_fat_max, pad):
+            pad = None
     pairs = core.broad_phase.update(g.geom_fat_min, g.geom_fat_max, g.geom_body, g.geom_static, g.count)
     excluded = core.joint_layout.excluded_keys
     if excluded.shape[0]:   # joined bodies and disable_collision pairs
@@ -103,12 +112,12 @@ def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None)
         lap(prof, "narrow", t)
         return 0
     c.reserve(4 * len(pairs) + 1)
-    c.count = narrow_phase(pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull,
-                           g.geom_world_position, g.geom_world_rotation, g.geom_friction, g.geom_restitution,
-                           g.geom_aabb_min, g.geom_aabb_max, h, margin + CONTACT_TOLERANCE, c.contact_geom_a,
-                           c.contact_geom_b, c.contact_body_a, c.contact_body_b, c.contact_key, c.contact_feature,
-                           c.contact_point, c.contact_normal,
-                           c.contact_depth, c.contact_friction, c.contact_restitution)
+    args = (pairs, len(pairs), g.geom_body, g.geom_type, g.geom_size, g.geom_hull, g.geom_world_position,
+            g.geom_world_rotation, g.geom_friction, g.geom_restitution, g.geom_aabb_min, g.geom_aabb_max, h,
+            margin + CONTACT_TOLERANCE, c.contact_geom_a, c.contact_geom_b, c.contact_body_a, c.contact_body_b,
+            c.contact_key, c.contact_feature, c.contact_point, c.contact_normal, c.contact_depth, c.contact_friction,
+            c.contact_restitution)
+    c.count = narrow_phase(*args) if pad is None else narrow_phase(*args, geom_pad=pad)
     t = lap(prof, "narrow", t)
 
     p = core.contacts_previous
@@ -215,15 +224,18 @@ def joint_coordinates(core) -> None:
                              js.joint_active, b.body_position, b.body_orientation, js.joint_coord)
 
 
-def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool, serial: bool = False) -> None:
+def write_joint_rows(core, offset: int, dt: float, h: float, warm: bool, serial: bool = False,
+                     fraction: float | None = None) -> None:
     """The joint rows (dynamics.joints.rows) from row ``offset`` for a solve spanning ``h`` seconds of
     a step of ``dt``: soft rows (servos, springs) and motor bounds depend on h, Baumgarte feedback
     (when on) keeps removing its fraction of the error per step dt. ``serial``: one thread whatever
     the joint count (pgs substeps rebuild the rows several times a step; on the 2-core benchmark
     machine shared with other processes the parallel call made ``ragdolls``' (200 joints) prepare
-    stage 12 ms per step, the serial one 0.7 ms)."""
+    stage 12 ms per step, the serial one 0.7 ms). ``fraction``: the share of each joint's position error
+    the rows' targets ask to remove over h (default: the Baumgarte setting's, 0 under projection)."""
     b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
-    fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
+    if fraction is None:
+        fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
     prepare = prepare_joint_rows if (js.count >= PARALLEL_MIN_JOINTS and not serial) else prepare_joint_rows.serial
     prepare(js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
                        js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits, js.joint_limit,

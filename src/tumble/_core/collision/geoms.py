@@ -133,3 +133,41 @@ def refresh_geoms(body_orientation, body_inv_inertia_local, body_inv_inertia_wor
                  geom_aabb_max, hull_verts, hull_vert_start, hull_vert_count, geom_hull)
     return refresh_fat_aabbs(geom_aabb_min, geom_aabb_max, geom_radius, geom_count, fat_fraction, fat_max,
                              geom_fat_min, geom_fat_max, initialised)
+
+
+@kernel
+def pad_speculative(geom_body, geom_local_position, geom_radius, count, body_fixed, v_lin, v_ang, dt, geom_aabb_min,
+                    geom_aabb_max, geom_fat_min, geom_fat_max, geom_pad):
+    """Speculative padding of each geom of a moving body [tumble, issue 18]: pad = dt (|v| + |w| r),
+    r = |local position| + bounding radius, an upper bound of how far any point of the geom moves in
+    the next step at the body's current velocities (linear over the step). The tight box grows by the
+    pad on every side and the fat box to contain it, so the broad phase pairs what may meet within the
+    step; the narrow phase then reports points up to margin + pad_a + pad_b apart (speculative rows:
+    they may close their gap, no more). Fixed bodies and geoms with an infinite radius get 0.
+    Returns the number of padded geoms."""
+    padded = 0
+    for g in range(count):
+        geom_pad[g] = 0.0
+        b = geom_body[g]
+        if body_fixed[b]:
+            continue
+        rad = geom_radius[g]
+        if not math.isfinite(rad):
+            continue
+        r = math.sqrt(geom_local_position[g, 0] ** 2 + geom_local_position[g, 1] ** 2
+                      + geom_local_position[g, 2] ** 2) + rad
+        v = math.sqrt(v_lin[b, 0] ** 2 + v_lin[b, 1] ** 2 + v_lin[b, 2] ** 2)
+        w = math.sqrt(v_ang[b, 0] ** 2 + v_ang[b, 1] ** 2 + v_ang[b, 2] ** 2)
+        p = dt * (v + w * r)
+        if p <= 0.0:
+            continue
+        geom_pad[g] = p
+        padded += 1
+        for k in range(3):
+            geom_aabb_min[g, k] -= p
+            geom_aabb_max[g, k] += p
+            if geom_fat_min[g, k] > geom_aabb_min[g, k]:
+                geom_fat_min[g, k] = geom_aabb_min[g, k]
+            if geom_fat_max[g, k] < geom_aabb_max[g, k]:
+                geom_fat_max[g, k] = geom_aabb_max[g, k]
+    return padded

@@ -81,18 +81,23 @@ def collide_pair(ta, tb, pa, Ra, sa, ha, pb, Rb, sb, hb, hulls, margin, normal, 
     return collide_hull_hull(pa, Ra, ha, pb, Rb, hb, hulls, margin, normal, points, depths, features)
 
 
+_NO_PAD = np.zeros(0)
+
+
 @kernel_parallel
 def _collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
                    geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
-                   margin, chunk_count, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key,
-                   contact_feature, contact_point, contact_normal, contact_depth, contact_friction,
+                   margin, geom_pad, chunk_count, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b,
+                   contact_key, contact_feature, contact_point, contact_normal, contact_depth, contact_friction,
                    contact_restitution):
     """The pairs in chunks of PAIR_CHUNK (independent, so chunks run in parallel): chunk k writes the
     manifolds of its pairs one after the other from row 4 PAIR_CHUNK k on, in pair order, and their
     number to chunk_count[k] (dense blocks: fewer cache lines written, and ``_compact`` moves whole
     blocks). The scratch manifold is allocated once per chunk: a heap allocation per pair was a large
-    part of the narrow phase's time.
+    part of the narrow phase's time. ``geom_pad`` (geoms,) [m]: a speculative pad per geom
+    (``geoms.pad_speculative``), the pair's margin being margin + pad_a + pad_b; empty: no pads.
     """
+    padded = geom_pad.shape[0] > 0
     chunks = (pair_count + PAIR_CHUNK - 1) // PAIR_CHUNK
     for chunk in prange(chunks):
         normal = np.empty(3)
@@ -132,8 +137,9 @@ def _collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull
                 for j in range(3):
                     Ra[k, j] = geom_world_rotation[ga, k, j]
                     Rb[k, j] = geom_world_rotation[gb, k, j]
+            pair_margin = margin + geom_pad[ga] + geom_pad[gb] if padded else margin
             n = collide_pair(geom_type[ga], geom_type[gb], pa, Ra, sa, geom_hull[ga], pb, Rb, sb, geom_hull[gb],
-                             hulls, margin, normal, points, depths, features, scratch)
+                             hulls, pair_margin, normal, points, depths, features, scratch)
             mu = math.sqrt(geom_friction[ga] * geom_friction[gb])
             e = max(geom_restitution[ga], geom_restitution[gb])
             key = min(ga, gb) * KEY_STRIDE + max(ga, gb)
@@ -184,8 +190,9 @@ def _compact(chunks, chunk_count, contact_geom_a, contact_geom_b, contact_body_a
 def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
                  geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
                  margin, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key, contact_feature,
-                 contact_point, contact_normal, contact_depth, contact_friction, contact_restitution):
+                 contact_point, contact_normal, contact_depth, contact_friction, contact_restitution, geom_pad=None):
     """Run the pair tests (in parallel) and compact; returns the number of contact points.
+    ``geom_pad``: per-geom speculative pads added to the pair's margin (``_collide_pairs``).
 
     The contact arrays must hold 4 * pair_count rows. The result is identical to a serial loop.
     """
@@ -196,5 +203,5 @@ def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, 
     collide_pairs = _collide_pairs if pair_count >= PARALLEL_MIN_PAIRS else _collide_pairs.serial
     collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
                    geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
-                   margin, chunk_count, *args)
+                   margin, _NO_PAD if geom_pad is None else geom_pad, chunk_count, *args)
     return _compact(chunks, chunk_count, *args)

@@ -36,7 +36,8 @@ def stack_heights(row_count, row_body, body_count, body_fixed, body_height):
     (the largest height; 0 when there are no dynamic bodies). Every row is an edge of length 1
     (``articulated_heights`` with no joint rows)."""
     kind = np.full(row_count, T.ROW_CONTACT_NORMAL, dtype=np.int64)
-    return articulated_heights(row_count, row_body, kind, body_count, body_fixed, body_height)
+    return articulated_heights(row_count, row_body, kind, np.zeros((0, 2, 6)), np.zeros(3), 0.0, body_count,
+                               body_fixed, body_height)
 
 
 @kernel
@@ -119,7 +120,7 @@ def build_layers(row_count, row_body, row_J, row_B, body_height, body_count, bod
 
 
 @kernel
-def articulated_heights(row_count, row_body, row_kind, body_count, body_fixed, body_height):
+def articulated_heights(row_count, row_body, row_kind, row_J, up, support_cos, body_count, body_fixed, body_height):
     """Stack heights (``stack_heights``) in which bodies joined by a joint count as one node: joint
     rows (types.ROW_JOINT, ROW_LIMIT, ROW_MOTOR) are edges of length 0, contact rows of length 1.
     Returns the number of layers.
@@ -133,7 +134,18 @@ def articulated_heights(row_count, row_body, row_kind, body_count, body_fixed, b
     between siblings, solved with both bodies movable; contacts still stack the articulations.
 
     0-1 breadth-first search, level by level: first the closure of the current level over joint
-    edges, then the contact neighbours not yet reached start the next level."""
+    edges, then the contact neighbours not yet reached start the next level.
+
+    Roots (height 1): bodies with a joint row to a fixed body, and with a contact normal row to a
+    fixed body. With ``up`` non-zero (a unit vector against gravity) a contact roots its body only
+    if it supports it: the push on the body, the normal row's linear Jacobian n (``row_J``), has
+    n . up > ``support_cos`` [tumble, issue 18]. Why: 000 §4 measures height from any fixed body,
+    which makes a wall a root. In ``pile1000`` (1000 spheres in a walled box) a sphere against a wall
+    1.5 m up got height 1 and was fixated under the spheres beneath it, which then had to get out of
+    its way downwards into the layers already solved: the pile never settled (kinetic energy
+    ~3 kJ, sphere overlaps of 18 cm after 300 steps). A contact with a wall is still a row of its
+    body's layer (the wall side immovable); only the heights change."""
+    use_up = up[0] != 0.0 or up[1] != 0.0 or up[2] != 0.0
     jdeg = np.zeros(body_count + 1, dtype=np.int64)
     cdeg = np.zeros(body_count + 1, dtype=np.int64)
     rooted = np.zeros(body_count, dtype=np.bool_)
@@ -151,6 +163,19 @@ def articulated_heights(row_count, row_body, row_kind, body_count, body_fixed, b
         for r in range(row_count):
             a = row_body[r, 0]
             b = row_body[r, 1]
+            if pass_ == 0 and (a < 0) != (b < 0):
+                # a row to a fixed body: roots its body if a joint, or a contact that supports it
+                side = 0 if a >= 0 else 1
+                k = row_kind[r]
+                if k == T.ROW_JOINT or k == T.ROW_LIMIT or k == T.ROW_MOTOR:
+                    rooted[a if a >= 0 else b] = True
+                elif k == T.ROW_CONTACT_NORMAL:
+                    push = 0.0
+                    if use_up:
+                        for c in range(3):
+                            push += row_J[r, side, c] * up[c]
+                    if not use_up or push > support_cos:
+                        rooted[a if a >= 0 else b] = True
             if a == pa and b == pb:
                 continue
             pa = a
@@ -174,11 +199,6 @@ def articulated_heights(row_count, row_body, row_kind, body_count, body_fixed, b
                     cfill[a] += 1
                     cadj[cfill[b]] = a
                     cfill[b] += 1
-            elif pass_ == 0:
-                if a >= 0:
-                    rooted[a] = True
-                elif b >= 0:
-                    rooted[b] = True
     order = np.empty(body_count, dtype=np.int64)
     n = 0
     for i in range(body_count):

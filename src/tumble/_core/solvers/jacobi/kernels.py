@@ -88,3 +88,17 @@ def solve_jacobi(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_
             break
     return done, final_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
                              row_lambda, v_lin, v_ang)
+
+
+@kernel
+def relax_jacobi(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link, row_mu,
+                 row_cfm, row_lambda, v_lin, v_ang, iterations, relaxation):
+    """``iterations`` Jacobi sweeps against the targets without Baumgarte feedback (``row_bias_relax``),
+    after the positions moved: the relax stage of pgs (Box2D v3's) in Jacobi form. The push-out
+    velocity of the main sweeps has moved the positions; these sweeps take it out of the velocities
+    again, continuing from the main solve's impulses (no second warm start). Without them the
+    Baumgarte velocity stayed in the bodies as kinetic energy [tumble, issue 18]."""
+    delta = np.zeros(max(row_count, 1))
+    for _ in range(iterations):
+        jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
+                     row_mu, row_cfm, row_lambda, v_lin, v_ang, relaxation, delta)

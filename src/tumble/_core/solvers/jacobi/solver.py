@@ -1,5 +1,6 @@
 """The jacobi step: rows from contacts (warm-started from the contact cache, Catto 001 §8),
-v += dt M^-1 F_ext, projected Jacobi sweeps (Erleben 000 §3), x += dt v, impulses cached."""
+v += dt M^-1 F_ext, projected Jacobi sweeps (Erleben 000 §3), x += dt v, relax sweeps without
+Baumgarte feedback (as pgs), impulses cached."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from tumble._core import stages
 from tumble._core.contact.rows import store_contact_impulses
-from tumble._core.solvers.jacobi.kernels import solve_jacobi
+from tumble._core.solvers.jacobi.kernels import relax_jacobi, solve_jacobi
 from tumble._core.solvers.jacobi.settings import JacobiSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
 
@@ -41,6 +42,11 @@ class JacobiSolver(Solver):
 
         stages.integrate_positions(core, dt)
         t = stages.lap(prof, "integrate", t)
+        if s.relax_iterations > 0 and r.count:
+            relax_jacobi(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
+                         r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
+                         b.body_angular_velocity, s.relax_iterations, float(s.relaxation))
+            t = stages.lap(prof, "relax", t)
         c = core.contacts
         store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
         stages.lap(prof, "store", t)

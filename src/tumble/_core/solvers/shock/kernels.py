@@ -37,7 +37,7 @@ from tumble._core.config import kernel, kernel_parallel
 from tumble._core.contact.rows import fill_row
 from tumble._core.dynamics.integrate import MIDPOINT_MAX_ANGLE, displace_body, rotate_free_body
 from tumble._core.merit import ncp_merit
-from tumble._core.rows import apply_movable, movable, row_velocity, sweep_rows, warm_start
+from tumble._core.rows import apply_movable, movable, row_velocity, solve_group, sweep_rows, warm_start
 
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
@@ -76,30 +76,56 @@ def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance
 
 @kernel
 def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, row_B, inv_diag, row_kind,
-                     row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang):
-    """One Gauss-Seidel sweep of the projection LCP (000 eq. 46) over the contact normal rows among
+                     row_owner, contact_depth, slop, row_group, row_cfm, joint_target, lam_c, disp_lin, disp_ang):
+    """One Gauss-Seidel sweep of the projection LCP (000 eq. 46) over the rows among
     ``order[start:stop]`` (all rows ``start:stop`` if ``order`` is empty): J disp >= depth - slop,
-    lambda_c >= 0; friction rows are dropped. Returns (the largest penetration a row saw before its
-    update [m], the largest displacement change along a row [m])."""
+    lambda_c >= 0 for contact normal rows; friction rows are dropped.
+
+    Joint rows take part when ``joint_target`` is not empty [tumble, issue 18]: an equality row
+    (types.ROW_JOINT, no constraint force mixing) asks J disp = joint_target (lambda_c free; a joint's
+    rows of one group together, ``rows.solve_group``), a limit row J disp >= joint_target
+    (lambda_c >= 0); motor and soft rows are not position constraints and are skipped. With the
+    joint rows' velocity targets times the solve's duration as ``joint_target`` (0 for an equality row
+    without Baumgarte feedback: the first-order change of C is J disp, so the projection leaves the
+    joint error as it was), a contact that pushes a limb out of another body carries the limb's
+    neighbours along instead of opening its joints by the depth: 000 eq. 46 with the joints'
+    bilateral rows added to A, which the paper's correction leaves out (it has no joints).
+    Returns (the largest penetration a contact row saw before its update [m], the largest
+    displacement change along a row [m])."""
     use_order = order.shape[0] > 0
+    joints = joint_target.shape[0] > 0
     worst = 0.0
     max_dx = 0.0
     for k in range(start, stop):
         r = order[k] if use_order else k
-        if row_kind[r] != T.ROW_CONTACT_NORMAL:
-            continue
         inv_d = inv_diag[r]
         if inv_d == 0.0:
             continue
-        jd = row_velocity(r, row_body, row_J, disp_lin, disp_ang)      # J disp: the same product
-        target = contact_depth[row_owner[r]] - slop
-        residual = target - jd
-        if residual > worst:
-            worst = residual
+        kind = row_kind[r]
+        if kind == T.ROW_CONTACT_NORMAL:
+            jd = row_velocity(r, row_body, row_J, disp_lin, disp_ang)      # J disp: the same product
+            residual = contact_depth[row_owner[r]] - slop - jd
+            if residual > worst:
+                worst = residual
+            lower = 0.0
+        elif joints and (kind == T.ROW_JOINT or kind == T.ROW_LIMIT) and row_cfm[r] == 0.0:
+            g = row_group[r]
+            if g == 0:              # solved by its group's head
+                continue
+            if g > 1:
+                dx = solve_group(r, g, layer, body_height, row_body, row_J, row_B, joint_target, row_cfm, lam_c,
+                                 disp_lin, disp_ang, 0.0)
+                if dx > max_dx:
+                    max_dx = dx
+                continue
+            residual = joint_target[r] - row_velocity(r, row_body, row_J, disp_lin, disp_ang)
+            lower = 0.0 if kind == T.ROW_LIMIT else -math.inf
+        else:
+            continue
         old = lam_c[r]
         new = old + residual * inv_d
-        if new < 0.0:
-            new = 0.0
+        if new < lower:
+            new = lower
         delta = new - old
         if delta != 0.0:
             lam_c[r] = new
@@ -150,8 +176,8 @@ def accumulate_displacement(body_fixed, count, v_lin, v_ang, h, disp_lin, disp_a
 @kernel_parallel
 def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start, layer_bodies, body_height,
                       row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm,
-                      row_group, row_kind, row_owner, contact_depth, slop, lam, lam_c, v_lin, v_ang, disp_lin,
-                      disp_ang, h, iterations,
+                      row_group, row_kind, row_owner, contact_depth, slop, joint_target, lam, lam_c, v_lin, v_ang,
+                      disp_lin, disp_ang, h, iterations,
                       correction_iterations, cfm, tolerance, correction_tolerance, row_block, block_iterations,
                       block_tolerance):
     """Fig. 12 with A = (dynamics(h), correction()) for every layer, bottom-up (Fig. 14).
@@ -229,15 +255,15 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                 for bi in prange(nb):
                     wb, db = correction_sweep(layer_rows, starts[bi], starts[bi + 1], layer, body_height, row_body,
                                               row_J, row_B, layer_inv_diag, row_kind, row_owner, contact_depth, slop,
-                                              lam_c, disp_lin, disp_ang)
+                                              row_group, row_cfm, joint_target, lam_c, disp_lin, disp_ang)
                     per_block_w[bi] = wb
                     per_block[bi] = db
                 w = per_block_w.max()
                 dx = per_block.max()
             else:
                 w, dx = correction_sweep(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_B,
-                                         layer_inv_diag, row_kind, row_owner, contact_depth, slop, lam_c, disp_lin,
-                                         disp_ang)
+                                         layer_inv_diag, row_kind, row_owner, contact_depth, slop, row_group, row_cfm,
+                                         joint_target, lam_c, disp_lin, disp_ang)
             if w > worst:
                 worst = w
             if dx <= correction_tolerance:
@@ -247,9 +273,10 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
 
 @kernel
 def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row_kind, row_owner, contact_depth,
-               slop, lam_c, disp_lin, disp_ang, iterations, tolerance):
+               slop, row_group, row_cfm, joint_target, lam_c, disp_lin, disp_ang, iterations, tolerance):
     """correction() on the whole system (000 eq. 46), from lambda_c = 0 and the current ``disp``;
-    up to ``iterations`` sweeps, fewer once one moves no row by more than ``tolerance`` [m].
+    up to ``iterations`` sweeps, fewer once one moves no row by more than ``tolerance`` [m]; joint
+    rows take part when ``joint_target`` is not empty (``correction_sweep``).
     Returns (the largest penetration the sweeps met [m], sweeps done)."""
     no_order = np.empty(0, dtype=np.int64)
     for r in range(row_count):
@@ -259,7 +286,8 @@ def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row
     for _ in range(iterations):
         done += 1
         w, dx = correction_sweep(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag,
-                                 row_kind, row_owner, contact_depth, slop, lam_c, disp_lin, disp_ang)
+                                 row_kind, row_owner, contact_depth, slop, row_group, row_cfm, joint_target, lam_c,
+                                 disp_lin, disp_ang)
         if w > worst:
             worst = w
         if dx <= tolerance:

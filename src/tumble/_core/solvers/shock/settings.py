@@ -73,6 +73,41 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             final correction pushed apart each step was never seen by a velocity solve: a box
             (0.4, 0.35, 0.35) dropped from 1.5 m spinning at (0, 18, -18) rad/s, 60 Hz, sat at
             z = 0.35 m while its v_z grew to -48 m/s in 5 s (energy +1157 J).
+        joint_aware_correction: the joint rows take part in every correction() (the layers' and the
+            final one) as position constraints: J disp = zeta h on equality rows (0 without Baumgarte
+            feedback: the projection leaves each joint error as it was), J disp >= -gap on limits
+            (``kernels.correction_sweep``) [tumble, issue 18]. Default True. False is the paper's
+            contact-only correction, which pushed a landing limb out of the floor without its
+            neighbours and opened its joints by the depth. Measured (60 Hz, 6 s; the three issue-18
+            changes together): ragdolls of 20, largest joint error 368 -> 26 mm (pgs 13 mm), largest
+            energy rise in one step +153 kJ -> +0.03 J; 10 ragdolls 291 -> 11 mm, +13 kJ -> +1.9 J;
+            chain50 29 -> 21 mm; two spheres on a ball joint landing 5 cm deep 52.6 -> 0.5 mm.
+        root_support_cos: a dynamic body is a root of the stack layers (height 1) when a joint ties
+            it to a fixed body or a contact with a fixed body supports it against gravity: the
+            contact normal n (pushing on the body) has n . up > this (``contact.layers.
+            articulated_heights``) [tumble, issue 18]. Default 0.5 (a surface up to 60 degrees
+            from level supports; steeper ones are walls). -1: every contact with a fixed body
+            roots, 000 §4 as written, which made the walls of pile1000 roots: with them the pile
+            never rested (kinetic energy ~3 kJ, sphere overlaps of 18 cm after 300 steps).
+        layer_warm_start: with ``warm_start``, the share of its last step's layer impulse each
+            contact row starts its layer solve from [tumble, issue 18]; joint rows start from all of
+            theirs. Default 0: the contacts start from lambda = 0, as Fig. 12 reads. Measured: with 1
+            (before issue 18) the contact impulses of 10 ragdolls grew to 1000-3800 N s on a 7 kg torso
+            (loops of impulses that cancel on every body) until +4.5 kJ in one step; pile of 200
+            spheres, 8 s: kinetic energy at the end 0.017 J at 0, 125 J at 1 (both with the roots
+            above); 0.5 and 0.85 left pile1000 at 60-1000 J. The cost: box_stack25 under the paper's
+            plain 10 sweeps per layer drifts 8.7 mm in 4 s instead of < 1 mm (the default per-body
+            repeats keep it < 1 mm).
+        speculative_contacts: both detections pad every moving body's geoms by dt (|v| + |w| r), how
+            far any of their points moves in a step at the body's velocities, and report points that
+            far apart as speculative rows (``collision.geoms.pad_speculative``) [tumble, issue 18].
+            Default True. Without it a contact the step closes was first seen by the final
+            detection, already deep. Measured, two randomised drops of each shape (2 s, up to
+            20 rad/s, 5 m/s) on the ground, deepest overlap inside a step at 60 Hz: sphere 77 -> 0 mm,
+            box 158 -> 0.9 mm, plate 139 -> 0 mm, capsule 139 -> 1.4 mm, hull 335 -> 0 mm (at 100 Hz
+            64-94 mm -> <= 0.6 mm); 20 ragdolls: deepest contact 134 -> 39 mm. The cost is the extra
+            pairs and rows of fast bodies (while pile1000 falls, the padded spheres' speculative
+            points).
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
             moved no body by more than this (linear, and rotation angle): the first-order depths and
             the unmoved points are then accurate. After larger moves the next step detects afresh:
@@ -104,6 +139,10 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     layer_collision_speed: float = 0.05
     reuse_final_contacts: bool = True
     stop_unseen_contacts: bool = True
+    joint_aware_correction: bool = True
+    root_support_cos: float = 0.5
+    layer_warm_start: float = 0.0
+    speculative_contacts: bool = True
     reuse_max_correction: float = 1e-3
     tolerance: float = 1e-5
     correction_tolerance: float = 1e-6
@@ -121,6 +160,12 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         bi = self.block_iterations
         if not isinstance(bi, int) or isinstance(bi, bool) or bi < 1:
             raise SettingsError(f"setting block_iterations={bi!r} must be an integer >= 1")
+        rc = self.root_support_cos
+        if isinstance(rc, bool) or not isinstance(rc, (int, float)) or not -1.0 <= rc < 1.0:
+            raise SettingsError(f"setting root_support_cos={rc!r} must be in [-1, 1)")
+        lw = self.layer_warm_start
+        if isinstance(lw, bool) or not isinstance(lw, (int, float)) or not 0.0 <= lw <= 1.0:
+            raise SettingsError(f"setting layer_warm_start={lw!r} must be in [0, 1]")
         for name in ("cfm", "correction_slop", "correction_tolerance", "block_tolerance", "reuse_max_correction",
                      "layer_collision_speed"):
             v = getattr(self, name)
@@ -132,6 +177,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         mc = self.max_correction
         if not isinstance(mc, (int, float)) or math.isnan(mc) or mc <= 0:
             raise SettingsError(f"setting max_correction={mc!r} must be a number > 0 [m] (inf: no cap)")
-        for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts"):
+        for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
+                     "joint_aware_correction", "speculative_contacts"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")
