@@ -100,8 +100,8 @@ bench-gauss: warm
 	$(BIN)/python benchmarks/gauss.py
 	$(BIN)/python benchmarks/gauss_world.py
 
-# issue 21: one table per paper (000, 001, 004): every claim checked, the paper's number, ours, a verdict
-# and the command of the row: benchmarks/results/<machine>/paper_000.md, paper_001.md, paper_004.md (~5 min)
+# issue 21: one table per paper (000 ... 004): every claim checked, the paper's number, ours, a verdict and
+# the command of the row: benchmarks/results/<machine>/paper_000.md ... paper_004.md (~9 min on 2 busy cores)
 bench-papers: warm
 	$(BIN)/python benchmarks/papers.py
 

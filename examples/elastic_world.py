@@ -44,7 +44,7 @@ def momentum_check() -> None:
 
 
 def scenes() -> None:
-    for name in ("rubber_cylinders", "beam_sag", "jelly_stack", "jelly_on_boxes"):
+    for name in ("rubber_cylinders", "beam_sag", "jelly_stack", "jelly_pile", "jelly_on_boxes"):
         w = tb.scenes.build(name)
         w.step()  # compile / warm up
         t0 = time.perf_counter()

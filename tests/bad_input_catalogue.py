@@ -98,6 +98,8 @@ CASES: list[tuple[str, str]] = [
     ("elastic", "e = w.add_elastic_body(tb.TetMesh.box(), position=(0, 0, 3)); w.pin(e, [0, 999])"),
     ("elastic", "e = w.add_elastic_body(tb.TetMesh.box(), position=(0, 0, 3)); w.set_elastic_options(tol=-1)"),
     ("elastic", "e = w.add_elastic_body(tb.TetMesh.box(), position=(0, 0, 3)); w.set_elastic_options(tool=1e-3)"),
+    ("elastic", "e = w.add_elastic_body(tb.TetMesh.box(), position=(0, 0, 3)); "
+                "w.set_elastic_options(body_contact='yes')"),
     # world, settings, stepping
     ("world", "tb.World(solver='magic')"),
     ("world", "tb.World(iteratons=5)"),

@@ -53,6 +53,13 @@ array is plain NumPy (``np.load(..., allow_pickle=False)`` reads it); strings ar
   ``frame_elastic_position`` (F, EV, 3) [m], ``step_elastic_energy`` (S, 5) [J] (elastic, kinetic,
   potential, contact, dissipated so far: ``World.elastic_energies``), ``step_elastic_substeps`` (S,) int64
   (elastic integrator steps taken in the step).
+  To resume (``Recording.world_at``; optional, zeros in older files): ``frame_elastic_velocity`` (F, EV, 3)
+  [m/s], the floor springs ``frame_elastic_spring`` (F, EV) bool and ``frame_elastic_anchor`` (F, EV, 3) [m],
+  ``frame_elastic_scalars`` (F, 3) (the RKF controller's next step [s], dissipated so far [J], max_step [s] or
+  -1), and the springs between elastic bodies of each frame: ``frame_elastic_pair_start`` / ``_count`` (F,)
+  into ``elastic_pair_kind`` (PS,) (0 vertex-face, 1 edge-edge), ``elastic_pair_index`` (PS, 4) vertex
+  indices, ``elastic_pair_weight`` (PS, 4), ``elastic_pair_sign`` (PS,), ``elastic_pair_edge`` (PS, 2)
+  (tumble.elastic.body_contact).
 
 ``Recording.load(path)`` checks all of this and raises :class:`RecordingError` naming the file, the
 array and what is wrong, also for a file that is not a zip archive, is truncated or has corrupt bytes
@@ -141,6 +148,25 @@ ELASTIC_SCHEMA: dict[str, tuple[str, tuple]] = {
 }
 ELASTIC_ENERGY_COLUMNS = ("elastic", "kinetic", "potential", "contact", "dissipated")
 SCHEMA.update(ELASTIC_SCHEMA)
+#: what ``Recording.world_at`` needs to resume elastic bodies (optional: files written before it read as
+#: zeros, and world_at then refuses their elastic frames); PS pair springs over all frames
+ELASTIC_RESUME_SCHEMA: dict[str, tuple[str, tuple]] = {
+    "frame_elastic_velocity": ("f", ("F", "EV", 3)),
+    "frame_elastic_spring": ("b", ("F", "EV")),
+    "frame_elastic_anchor": ("f", ("F", "EV", 3)),
+    "frame_elastic_scalars": ("f", ("F", 3)),
+    "frame_elastic_pair_start": ("i", ("F",)),
+    "frame_elastic_pair_count": ("i", ("F",)),
+    "elastic_pair_kind": ("i", ("PS",)),
+    "elastic_pair_index": ("i", ("PS", 4)),
+    "elastic_pair_weight": ("f", ("PS", 4)),
+    "elastic_pair_sign": ("f", ("PS",)),
+    "elastic_pair_edge": ("i", ("PS", 2)),
+}
+#: columns of frame_elastic_scalars: the RKF controller's next step [s], the dissipated energy so far [J], the
+#: step cap max_step [s] (-1: none)
+ELASTIC_SCALAR_COLUMNS = ("step", "dissipated", "max_step")
+SCHEMA.update(ELASTIC_RESUME_SCHEMA)
 
 META_KEYS = ("format", "version", "scene", "solver", "settings", "dt", "every", "gravity", "stage_names")
 #: the meta key listing the key paths of non-finite floats written as strings (see the module docstring)
@@ -449,6 +475,11 @@ def validate(rec: Recording, where: str = "recording") -> None:
         for k, (kind, shape) in ELASTIC_SCHEMA.items():
             dtype = {"f": np.float64, "i": np.int64, "U": "U1"}[kind]
             a[k] = np.zeros(tuple(d if isinstance(d, int) else sizes.get(d, 0) for d in shape), dtype=dtype)
+    if "frame_time" in a and "frame_elastic_position" in a and not any(k in a for k in ELASTIC_RESUME_SCHEMA):
+        sizes = {"F": len(a["frame_time"]), "EV": a["frame_elastic_position"].shape[1], "PS": 0}
+        for k, (kind, shape) in ELASTIC_RESUME_SCHEMA.items():
+            dtype = {"f": np.float64, "i": np.int64, "b": np.bool_}[kind]
+            a[k] = np.zeros(tuple(d if isinstance(d, int) else sizes[d] for d in shape), dtype=dtype)
     missing = [k for k in SCHEMA if k not in a]
     if missing:
         raise RecordingError(f"{where}: field {missing[0]} is missing ({len(missing)} arrays missing)")
@@ -512,6 +543,12 @@ def validate(rec: Recording, where: str = "recording") -> None:
         e = int(np.argmax((s < 0) | (c < 0) | (s + c > ev)))
         raise RecordingError(f"{where}: field elastic_vertex_start/count[{e}] = {s[e]}/{c[e]} runs past the "
                              f"{ev} elastic vertices")
+    s, c = a["frame_elastic_pair_start"], a["frame_elastic_pair_count"]
+    if np.any(s < 0) or np.any(c < 0) or np.any(s + c > dims["PS"]):
+        f = int(np.argmax((s < 0) | (c < 0) | (s + c > dims["PS"])))
+        raise RecordingError(f"{where}: field frame_elastic_pair_start/count[{f}] = {s[f]}/{c[f]} runs past the "
+                             f"{dims['PS']} pair springs")
+    _in_range(where, "elastic_pair_index", a["elastic_pair_index"], 0, ev)
     q = np.linalg.norm(a["frame_orientation"], axis=2)
     live = alive_mask(a)
     bad = live & (np.abs(q - 1.0) > 1e-6)
@@ -556,6 +593,7 @@ class Recorder:
                                                         "max_penetration", "kinetic_energy", "potential_energy")}
         self.step_ms: list[dict] = []
         self.elastic_frames: list[np.ndarray] = []        # (EV_f, 3) per frame
+        self.elastic_resume: list = []                    # (velocities, springs, anchors, scalars, pairs) per frame
         self.elastic_steps: list[tuple] = []              # (energy row (5,), integrator steps) per step
         self._elastic_taken = 0
         # each body's description (mass, fixed, name, material, geometry) as first seen, so a body
@@ -613,6 +651,14 @@ class Recorder:
         f["sleeping"].append(np.zeros(w.body_count, bool) if sleeping is None else np.array(sleeping, bool))
         system = getattr(w, "elastic_system", None)
         self.elastic_frames.append(np.zeros((0, 3)) if system is None else system.positions.copy())
+        if system is not None:  # what world_at needs to resume the elastic bodies
+            pairs = None if system.body_contacts is None else system.body_contacts.state()
+            self.elastic_resume.append((system.velocities.copy(), system.spring_alive.copy(),
+                                        system.spring_anchor.copy(),
+                                        (system._h, system.dissipated,
+                                         system.max_step if math.isfinite(system.max_step) else -1.0), pairs))
+        else:
+            self.elastic_resume.append(None)
         c = w.contact_store
         n = c.count
         self.contact_count.append(n)
@@ -770,7 +816,36 @@ class Recorder:
             "frame_elastic_position": frames,
             "step_elastic_energy": np.array([r[0] for r in self.elastic_steps], dtype=np.float64).reshape(-1, 5),
             "step_elastic_substeps": np.array([r[1] for r in self.elastic_steps], dtype=np.int64),
+            **self._elastic_resume_arrays(ev),
         }
+
+    def _elastic_resume_arrays(self, ev: int) -> dict:
+        F = len(self.elastic_frames)
+        velocity, anchor = np.zeros((F, ev, 3)), np.zeros((F, ev, 3))
+        spring, scalars = np.zeros((F, ev), dtype=np.bool_), np.zeros((F, 3))
+        start, count = np.zeros(F, dtype=np.int64), np.zeros(F, dtype=np.int64)
+        pairs = {"kind": [], "index": [], "weight": [], "sign": [], "edge": []}
+        total = 0
+        for k, r in enumerate(self.elastic_resume):
+            if r is None:
+                continue
+            v, alive, anchors, numbers, state = r
+            velocity[k, : len(v)], spring[k, : len(v)], anchor[k, : len(v)] = v, alive, anchors
+            scalars[k] = numbers
+            start[k] = total
+            if state is not None:
+                count[k] = len(state["kind"])
+                total += count[k]
+                for name in pairs:
+                    pairs[name].append(state[name])
+        shapes = {"kind": (), "index": (4,), "weight": (4,), "sign": (), "edge": (2,)}
+        types = {"kind": np.int64, "index": np.int64, "weight": np.float64, "sign": np.float64, "edge": np.int64}
+        out = {"frame_elastic_velocity": velocity, "frame_elastic_spring": spring, "frame_elastic_anchor": anchor,
+               "frame_elastic_scalars": scalars, "frame_elastic_pair_start": start, "frame_elastic_pair_count": count}
+        for name in pairs:
+            out[f"elastic_pair_{name}"] = (np.concatenate(pairs[name]).astype(types[name]) if pairs[name]
+                                           else np.zeros((0,) + shapes[name], dtype=types[name]))
+        return out
 
     def save(self, path) -> Path:
         return self.recording().save(path)

@@ -16,6 +16,12 @@ went. :func:`world_at` rebuilds a ``World`` from the two:
    enter later are queued with ``World.spawn`` at the time they entered, pending gravity changes are
    queued, and the time and step count are the frame's.
 
+4. elastic bodies (``meta["world"]["elastic"]``: rest vertices as placed, tets, material, fixed pins, options)
+   are added again and the frame's elastic state written: vertex positions and velocities, floor springs,
+   the springs between elastic bodies, the RKF controller's step, the step cap and the dissipated energy
+   (``recording.ELASTIC_RESUME_SCHEMA``); without rigid contacts the continuation is bit-identical.
+   Not restorable: a pin that follows a trajectory (a callable) and elastic bodies added after the frame.
+
 Not in a recording, so not restored: the warm-start impulses and the solvers' private state (layer
 impulses, sleep counters; a body asleep in the frame with zero velocity starts asleep), a hinge or
 slider coordinate beyond one turn, motors changed during the run (their first definition is used).
@@ -44,9 +50,11 @@ def world_document(recorder) -> dict:
     from tumble import scenefile
     from tumble.scenes.spec import BodySpec, SceneSpec
 
+    elastic = None
     if getattr(recorder.w, "elastic_body_count", 0):
-        # the elastic state (deformed vertices, floor springs, integrator step) is not in the scene file
-        return {"error": "the world has elastic bodies, which Recording.world_at does not rebuild yet"}
+        elastic = elastic_document(recorder.w)
+        if isinstance(elastic, str):
+            return {"error": elastic}
     start = recorder.world_start
     spec = SceneSpec(name=start["scene"] or "recorded", gravity=tuple(float(x) for x in start["gravity"]),
                      dt=float(start["dt"]),
@@ -60,12 +68,87 @@ def world_document(recorder) -> dict:
         scene = scenefile.to_dict(spec)
     except TumbleError as e:
         return {"error": str(e)}
-    return {"scene": scene,
+    return {"scene": scene, **({"elastic": elastic} if elastic is not None else {}),
             "body_first_time": [float(t) for *_rest, t in recorder.body_specs],
             "joint_rows": [row for _j, row, _step in recorder.joint_specs],
             "joint_first_step": [int(step) for _j, _row, step in recorder.joint_specs],
             "joint_removed_step": [int(recorder.joint_removed_step.get(j, -1))
                                    for j in range(len(recorder.joint_specs))]}
+
+
+def elastic_document(w) -> dict | str:
+    """The elastic bodies of a World as plain data (the ``elastic`` entry of ``meta["world"]``): per body its
+    name, rest vertices as placed (``ElasticBody.initial_positions``, so the rebuilt body's rest shape is the
+    same to the bit), tets, material and fixed pins (vertex ids and held positions); the ElasticSystem options
+    and the rigid penalty stiffness. A string (why) when a pin follows a trajectory (a Python callable)."""
+    from dataclasses import asdict
+
+    owner = w._core.elastic
+    bodies = []
+    for i, body in enumerate(owner.bodies):
+        pins = []
+        for c in body.constraints:
+            if c.velocity is None:  # World.pin with a trajectory: not plain data
+                return (f"elastic body {i} has vertices pinned to a trajectory (a Python callable), which a "
+                        "recording cannot hold")
+            pins.append({"vertices": [int(v) for v in c.vertices], "held": np.asarray(c.trajectory(0.0)).tolist()})
+        bodies.append({"name": owner.names[i], "vertices": body.initial_positions.tolist(),
+                       "tets": body.mesh.tets.tolist(), "material": asdict(body.material), "pins": pins})
+    options = {k: v for k, v in owner.options.items() if _plain(v)}
+    if len(options) != len(owner.options):
+        return "the elastic options hold a value that is not plain data"
+    return {"bodies": bodies, "options": options, "rigid_contact_stiffness": float(owner.rigid_stiffness)}
+
+
+def _restore_elastic(w, doc: dict, a: dict, f: int, where: str) -> None:
+    """Add the recorded elastic bodies to ``w`` and write frame ``f``'s elastic state (positions, velocities,
+    floor and pair springs, the RKF controller's step, the dissipated energy, the step cap)."""
+    from tumble.elastic import ElasticMaterial, TetMesh
+    from tumble.world import _constraint
+
+    bodies = doc["bodies"]
+    counts = a["elastic_vertex_count"]
+    present = int(a["frame_elastic_vertex_count"][f])
+    if len(bodies) != len(counts) or present != int(counts.sum()):
+        raise RecordingError(f"{where}: field frame_elastic_vertex_count[{f}] = {present}: an elastic body enters "
+                             "after this frame, which world_at cannot restore")
+    scalars = a["frame_elastic_scalars"][f]
+    if not scalars[0] > 0.0:
+        raise RecordingError(f"{where}: the recording has no elastic resume state (frame_elastic_velocity ...): "
+                             "it was written by a tumble that did not record it")
+    for b in bodies:
+        mesh = TetMesh(np.asarray(b["vertices"], dtype=np.float64), np.asarray(b["tets"], dtype=np.int64),
+                       min_quality=0.0)
+        w.add_elastic_body(mesh, material=ElasticMaterial(**b["material"]), name=b["name"])
+    owner = w._core.elastic
+    if doc["options"] or doc["rigid_contact_stiffness"] != owner.rigid_stiffness:
+        w.set_elastic_options(rigid_contact_stiffness=doc["rigid_contact_stiffness"], **doc["options"])
+    for body, b in zip(owner.bodies, bodies):
+        for pin in b["pins"]:
+            held = np.asarray(pin["held"], dtype=np.float64)
+            still = (lambda fixed: (lambda t: fixed))(held)
+            rest = (lambda zero: (lambda t: zero))(np.zeros_like(held))
+            body.constraints.append(_constraint(np.asarray(pin["vertices"], dtype=np.int64), still, rest, rest))
+    system = owner.system
+    system.positions[:] = a["frame_elastic_position"][f, :present]
+    system.velocities[:] = a["frame_elastic_velocity"][f, :present]
+    system.spring_alive[:] = a["frame_elastic_spring"][f, :present]
+    system.spring_anchor[:] = a["frame_elastic_anchor"][f, :present]
+    system.dissipated = float(scalars[1])
+    s, c = int(a["frame_elastic_pair_start"][f]), int(a["frame_elastic_pair_count"][f])
+    if system.body_contacts is not None:
+        state = {k: a[f"elastic_pair_{k}"][s: s + c] for k in ("kind", "index", "weight", "sign", "edge")}
+        busy_v = np.zeros(present, dtype=np.bool_)
+        busy_e = np.zeros(len(system.body_contacts.edges), dtype=np.bool_)
+        busy_v[state["index"][state["kind"] == 0, 0]] = True
+        busy_e[state["edge"][state["kind"] == 1].ravel()] = True
+        system.body_contacts.set_state({**state, "vertex_busy": busy_v, "edge_busy": busy_e, "created": 0,
+                                        "removed": 0})
+    if any(b["pins"] for b in bodies):
+        owner.rebuild(w.time, w.gravity, w._floor())  # the pins: the state above is carried over
+        system = owner.system
+    system._h = float(scalars[0])
+    system.max_step = np.inf if scalars[2] < 0 else float(scalars[2])
 
 
 def _plain(v) -> bool:
@@ -148,6 +231,12 @@ def world_at(rec, frame, solver: str | None, settings: dict):
         w.gravity = due[-1]
     w._core.time = now
     w._core.step_count = step
+    if "elastic" in doc:
+        try:
+            _restore_elastic(w, doc["elastic"], a, f, where)
+        except (KeyError, TypeError, ValueError) as e:
+            raise RecordingError(f"{where}: field meta.world.elastic is malformed ({type(e).__name__}: {e})") \
+                from None
     w.scene = spec if rec.scene else None
     if rec.scene:
         spec.name = rec.scene

@@ -534,7 +534,8 @@ class World:
 
         The world's elastic bodies share one ``ElasticSystem`` stepped by ``step`` after the rigid solver for the
         same dt (``tumble.elastic.world_link``); they rest on the world's +z ``Plane`` (contact springs, 003 §7.2)
-        and push and are pushed by rigid spheres, boxes, capsules and other planes (``tumble.elastic.coupling``).
+        and push and are pushed by rigid spheres, boxes, capsules, convex hulls and other planes, with Coulomb
+        friction (``tumble.elastic.coupling``).
         A bad argument raises ``ElasticError`` naming the body, field and value, and changes nothing."""
         from tumble.elastic import ElasticBody, ElasticMaterial, TetMesh
         from tumble.elastic.world_link import ElasticBodies

@@ -66,3 +66,24 @@ def test_scene_file_bad_elastic_entry_names_it():
     d["elastic"][0] = {"mesh": {"generator": "box"}, "material": {"density": -1.0}}
     with pytest.raises(tb.SceneError, match=r"elastic\[0\]: field material: ElasticMaterial.density"):
         from_dict(d)
+
+
+def test_jelly_pile_stands_cube_on_cube():
+    """Elastic on elastic (tumble.elastic.body_contact): three 1 kg jelly cubes stay stacked; no surface vertex of
+    one lies deeper inside its neighbour (NumPy point-in-tet oracle) than the weight of everything above on a
+    single contact spring would push it, 3 m g / k = 1.5 mm."""
+    from tests.naive.elastic_contact import penetration_depth
+
+    w = tb.scenes.build("jelly_pile", seconds=0.5)
+    w.run(0.5)
+    s = w.elastic_system
+    centres = [w.elastic_vertices(i).mean(0)[2] for i in range(3)]
+    assert np.allclose(centres, [0.05, 0.15, 0.25], atol=0.005)
+    mesh = s.bodies[0].mesh
+    surface = np.unique(mesh.surface)
+    bound = 3 * 1.0 * 9.81 / s.contact_stiffness
+    for i in range(2):
+        below, above = w.elastic_vertices(i), w.elastic_vertices(i + 1)
+        assert penetration_depth(above[surface], below, mesh.tets, mesh.surface).max() <= bound
+        assert penetration_depth(below[surface], above, mesh.tets, mesh.surface).max() <= bound
+    assert w.counters["elastic_body_springs"] > 0

@@ -23,6 +23,7 @@ prescribed p(t + h), which is what the multipliers enforce.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
 from tumble.elastic.mass import SYMMETRIC_LU
@@ -77,6 +78,7 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
     if system.constraint_method == "springs" and len(system.constrained):
         spring_diagonal[system.constrained] += system.constraint_stiffness
     pattern = system.hessian_pattern()
+    pair_hessian = _pair_spring_hessian(system, pattern.fixed, 3 * n)
     gradient[pattern.fixed] = 0.0
     converged = False
     iterations = 0
@@ -87,8 +89,10 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
             if not system.hessian_triplets(x):
                 return x0, v0, 0.0, None, iterations
             try:
-                factors = splu(pattern.assemble(system._hessian_values, 1.0 / (h * h), spring_diagonal.ravel()),
-                               **SYMMETRIC_LU)
+                matrix = pattern.assemble(system._hessian_values, 1.0 / (h * h), spring_diagonal.ravel())
+                if pair_hessian is not None:
+                    matrix = (matrix + pair_hessian).tocsc()
+                factors = splu(matrix, **SYMMETRIC_LU)
             except RuntimeError:  # singular: the fallback direction below
                 factors = None
         direction = -factors.solve(gradient) if factors is not None else np.full(3 * n, np.nan)
@@ -124,3 +128,28 @@ def backward_euler_step(system, t: float, x0: np.ndarray, v0: np.ndarray, h: flo
         v1[system.constrained] = fixed_velocity
     dissipated = -h * float(np.sum(visc * v1))
     return x, v1, dissipated, converged, iterations
+
+
+def _pair_spring_hessian(system, fixed: np.ndarray, size: int):
+    """Hessian of the springs between elastic bodies (body_contact.py), None without any: the energy
+    k/2 |sum_a w_a x_(i_a)|^2 has the blocks k w_a w_b I_3 between vertices i_a and i_b (they couple two bodies,
+    outside the tets' fixed pattern, so the matrix is added to the assembled one); fixed dofs' rows and columns
+    zero (they are identity rows there)."""
+    pairs = system.body_contacts
+    if pairs is None or not pairs.count:
+        return None
+    c = pairs.count
+    index, weight = pairs.index[:c], pairs.weight[:c]
+    values = system.contact_stiffness * weight[:, :, None] * weight[:, None, :]  # (c, 4, 4)
+    rows = np.broadcast_to(index[:, :, None], (c, 4, 4))
+    cols = np.broadcast_to(index[:, None, :], (c, 4, 4))
+    coord = np.arange(3)
+    r = (3 * rows[..., None] + coord).ravel()
+    q = (3 * cols[..., None] + coord).ravel()
+    v = np.broadcast_to(values[..., None], (c, 4, 4, 3)).ravel()
+    if len(fixed):
+        free = np.ones(size, dtype=np.bool_)
+        free[fixed] = False
+        keep = free[r] & free[q]
+        r, q, v = r[keep], q[keep], v[keep]
+    return sp.coo_matrix((v, (r, q)), shape=(size, size)).tocsc()

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from tumble.elastic.body import ElasticBody
+from tumble.elastic.body_contact import BodyContacts
 from tumble.elastic.constraints import LagrangeProjector
 from tumble.elastic.contact import remove_pulling_springs, spring_forces
 from tumble.elastic.energy import elastic_forces, rest_shape
@@ -72,6 +73,9 @@ class ElasticSystem:
                            h grow until round-off in the stiffest mode has grown to the tolerance. None: no cap.
     newton_tol             m, implicit: Newton stops when the largest update is below it (default 1e-9 m).
     max_newton             implicit: Newton iteration limit per step (default 30).
+    body_contact           contact between different elastic bodies (body_contact.py: vertex-face and edge-edge
+                           events over each step, sticky springs of stiffness ``contact_stiffness``; default True,
+                           active with two or more bodies). Self-contact of one body is not modelled.
     """
 
     def __init__(self, bodies, gravity=(0.0, 0.0, -9.81), floor_z: float | None = None, integrator: str = "rkf45",
@@ -79,7 +83,7 @@ class ElasticSystem:
                  min_step: float = 1e-12, contact_stiffness: float = 2e4, contact_time_tolerance: float = 1e-6,
                  event_u_tolerance: float = 1e-6, constraint_method: str = "lagrange",
                  constraint_stiffness: float = 1e5, newton_tol: float = 1e-9, max_newton: int = 30,
-                 max_step: float | str | None = "auto"):
+                 max_step: float | str | None = "auto", body_contact: bool = True):
         bodies = list(bodies)
         if not bodies or not all(isinstance(b, ElasticBody) for b in bodies):
             raise ElasticError(f"ElasticSystem.bodies must be a non-empty list of ElasticBody, got {bodies!r}")
@@ -95,6 +99,8 @@ class ElasticSystem:
                             ("newton_tol", newton_tol)):
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
                 raise ElasticError(f"ElasticSystem.{name} must be a finite number > 0, got {value!r}")
+        if not isinstance(body_contact, (bool, np.bool_)):
+            raise ElasticError(f"ElasticSystem.body_contact must be True or False, got {body_contact!r}")
         if not isinstance(max_newton, int) or max_newton < 1:
             raise ElasticError(f"ElasticSystem.max_newton must be an integer >= 1, got {max_newton!r}")
         gravity = np.asarray(gravity, dtype=np.float64)
@@ -162,6 +168,12 @@ class ElasticSystem:
         self._hessian_cols = np.empty(144 * len(self.tets), dtype=np.int64)
         self._hessian_values = np.empty(144 * len(self.tets))
         self._pattern = None
+        # --- contact between elastic bodies (§6.3, §7.2): surface triangles of every body, owner = body
+        self.body_contacts = None
+        if body_contact and len(bodies) > 1:
+            triangles = np.concatenate([b.mesh.surface + s for b, s in zip(bodies, starts)])
+            owner = np.repeat(np.arange(len(bodies)), [len(b.mesh.surface) for b in bodies])
+            self.body_contacts = BodyContacts(triangles, owner, n, self.contact_stiffness)
 
         if max_step == "auto":
             max_step = self._stability_step() if integrator == "rkf45" else None
@@ -172,7 +184,7 @@ class ElasticSystem:
 
         # --- bookkeeping
         self.time = 0.0
-        self.dissipated = 0.0  # J: viscous losses + energy of removed contact springs
+        self.dissipated = 0.0  # J: viscous losses, rigid-contact damping heat, energy of removed contact springs
         self.steps_taken = 0
         self.steps_rejected = 0
         self.event_truncations = 0
@@ -227,16 +239,21 @@ class ElasticSystem:
 
     def energies(self) -> dict[str, float]:
         """Energies (J) of the current state: elastic, kinetic (1/2 v^T M v), potential (gravity),
-        contact (live contact springs), constraint (constraint springs), dissipated (viscous losses and removed
-        springs so far), and total = their sum (constant without prescribed motion)."""
+        contact (live floor, pair and rigid penalty springs), constraint (constraint springs), dissipated (so far:
+        viscous losses, the heat c |v - u|^2 of the rigid-contact damping (RKF only: backward Euler books the
+        viscous loss alone, and damps numerically besides), the energy left in removed springs), and total =
+        their sum (constant, to the integrator's tolerance, without prescribed motion and with fixed rigid geoms:
+        a moving rigid body exchanges work with the elastic ones that this split does not see)."""
         forces = np.zeros_like(self.positions)
         elastic, _ = elastic_forces(self.positions, self.tets, self.rest_inverse, self.rest_volume, self.tet_bulk,
                                     self.tet_shear, forces)
         kinetic = 0.5 * float(np.sum(self.velocities * (self.mass.matrix @ self.velocities)))
         potential = -float(self.mass.lumped @ (self.positions @ self.gravity))
         contact = spring_forces(self.positions, self.spring_alive, self.spring_anchor, self.contact_stiffness, forces)
+        if self.body_contacts is not None:
+            contact += self.body_contacts.forces(self.positions, forces)
         if self.obstacles is not None:
-            contact += self.obstacles.forces(self.positions, self.velocities, forces)
+            contact += self.obstacles.forces(self.positions, self.velocities, forces)[0]
         constraint = 0.0
         if self.constraint_method == "springs" and len(self.constrained):
             target, _, _ = self._constraint_targets(self.time)
@@ -266,7 +283,9 @@ class ElasticSystem:
                 "event_truncations": self.event_truncations, "contact_springs_alive": self.contact_springs_alive,
                 "springs_created": self.springs_created, "springs_removed": self.springs_removed,
                 "min_volume_ratio": self.min_volume_ratio, "newton_iterations": self.newton_iterations,
-                "newton_unconverged": self.newton_unconverged, "derivative_evaluations": self.derivative_evaluations}
+                "newton_unconverged": self.newton_unconverged, "derivative_evaluations": self.derivative_evaluations,
+                "body_springs_alive": 0 if self.body_contacts is None else self.body_contacts.count,
+                "body_springs_created": 0 if self.body_contacts is None else self.body_contacts.created}
 
     # ------------------------------------------------------------------ forces
     def _constraint_targets(self, t: float):
@@ -275,15 +294,21 @@ class ElasticSystem:
 
     def _forces(self, t: float, x: np.ndarray, v: np.ndarray, forces: np.ndarray, with_viscosity: bool = True):
         """Add every non-constraint internal force at (t, x, v) to ``forces``: elastic, viscous, contact and
-        constraint springs. Return (elastic + spring energy, min volume ratio, viscous power)."""
+        constraint springs. Return (elastic + spring energy, min volume ratio, dissipated power: viscous (eq. 16)
+        plus the rigid-contact damping's heat, W)."""
         energy, ratio = elastic_forces(x, self.tets, self.rest_inverse, self.rest_volume, self.tet_bulk,
                                        self.tet_shear, forces)
         power = 0.0
         if with_viscosity and self.viscous and ratio > 0.0:
             power = viscous_forces(x, v, self.tets, self.tet_bulk_viscosity, self.tet_shear_viscosity, forces)
         energy += spring_forces(x, self.spring_alive, self.spring_anchor, self.contact_stiffness, forces)
-        if self.obstacles is not None:  # rigid geoms of a World (coupling.py): penalty springs
-            energy += self.obstacles.forces(x, v, forces)
+        if self.body_contacts is not None:  # springs between elastic bodies (body_contact.py)
+            energy += self.body_contacts.forces(x, forces)
+        if self.obstacles is not None:  # rigid geoms of a World (coupling.py): penalty springs and their damping
+            penalty, heat = self.obstacles.forces(x, v, forces)
+            energy += penalty
+            if with_viscosity:
+                power += heat
         if self.constraint_method == "springs" and len(self.constrained):
             target, _, _ = self._constraint_targets(t)
             stretch = x[self.constrained] - target
@@ -292,7 +317,7 @@ class ElasticSystem:
         return energy, ratio, power
 
     def _derivative(self, t: float, x: np.ndarray, v: np.ndarray):
-        """Accelerations (n, 3) m/s^2 from eq. 7, the viscous power (W), and whether the state is valid
+        """Accelerations (n, 3) m/s^2 from eq. 7, the dissipated power (W), and whether the state is valid
         (every tet J > 0)."""
         self.derivative_evaluations += 1
         forces = np.zeros_like(x)
@@ -320,6 +345,8 @@ class ElasticSystem:
             estimate = float(np.linalg.norm(image) / np.linalg.norm(vector))
             vector = image / np.linalg.norm(image)
         springs = self.contact_stiffness if self.floor_z is not None else 0.0
+        if self.body_contacts is not None:  # a vertex can hold a floor, a vertex-face and edge-edge springs
+            springs += 2.0 * self.contact_stiffness
         if self.obstacles is not None:
             springs += self.obstacles.stiffness
         if self.constraint_method == "springs" and len(self.constrained):
@@ -405,17 +432,21 @@ class ElasticSystem:
                 h = min(h, remaining)
                 truncated = h < h_control
                 continue
+            first = 2.0
             if self.floor_z is not None:
                 first = plane_crossings(self.positions, self.velocities, x1, v1, h, self.plane_normal, self.floor_z,
                                         self.spring_alive, self.event_u_tolerance, self._crossing_u)
-                if first <= 1.0:
-                    if first * h <= self.contact_time_tolerance:
-                        self._tie_springs(h)
-                        continue  # redo the step with the new springs
-                    self.event_truncations += 1
-                    h = first * h
-                    truncated = True
-                    continue
+            if self.body_contacts is not None:
+                first = min(first, self.body_contacts.crossings(self.positions, self.velocities, x1, v1, h,
+                                                                self.event_u_tolerance, self.contact_time_tolerance))
+            if first <= 1.0:
+                if first * h <= self.contact_time_tolerance:
+                    self._tie_springs(h)
+                    continue  # redo the step with the new springs
+                self.event_truncations += 1
+                h = first * h
+                truncated = True
+                continue
             break
         else:
             raise SimulationError(f"ElasticSystem: no acceptable step from t = {self.time:.6f} s")
@@ -436,11 +467,23 @@ class ElasticSystem:
                                                        self.contact_stiffness, self.plane_normal)
             self.springs_removed += removed
             self.dissipated += released
+        if self.body_contacts is not None:
+            self.dissipated += self.body_contacts.remove_pulling(self.positions)
+        if self.obstacles is not None:  # Coulomb friction against rigid geoms: anchors tied, slid, dropped
+            self.dissipated += self.obstacles.update_friction(self.positions)
 
     def _tie_springs(self, h: float) -> None:
         """Tie a contact spring (§7.2) to every vertex whose crossing falls within contact_time_tolerance of
         the step start, anchored at the vertex's projection on the floor."""
+        if self.body_contacts is not None:
+            self.body_contacts.tie()
+        if self.floor_z is None:
+            self.last_tie_time = self.time
+            return
         ties = np.flatnonzero(self._crossing_u * h <= self.contact_time_tolerance)
+        if not len(ties):
+            self.last_tie_time = self.time
+            return
         anchors = self.positions[ties].copy()
         anchors[:, 2] = self.floor_z
         self.spring_anchor[ties] = anchors

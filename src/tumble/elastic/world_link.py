@@ -8,7 +8,7 @@ steps is allowed. The owner lives on the core state (``CoreState.elastic``), so 
 
 World.step(dt) = rigid solver step over [t, t + dt], then ``ElasticBodies.step(core, dt)``:
   1. the floor: the highest fixed ``Plane`` whose world normal is +z becomes the system's floor (paper 003 §7.2
-     sticky contact springs, events §6); every other plane, sphere, box and capsule geom near the elastic
+     sticky contact springs, events §6); every other plane, sphere, box, capsule and hull geom near the elastic
      bodies becomes a penalty obstacle at its end-of-rigid-step pose (coupling.py);
   2. the elastic system steps exactly dt (adaptive RKF 4(5) sub-steps, §8.3, or backward Euler);
   3. the coupled rigid bodies respond inside the elastic sub-steps (coupling.Obstacles.accumulate: the
@@ -27,8 +27,8 @@ from tumble.elastic.coupling import RIGID_CONTACT_STIFFNESS, Obstacles
 from tumble.elastic.system import ElasticSystem
 from tumble.errors import ElasticError
 
-#: geom types an elastic body collides with (coupling.py); hulls are not coupled
-COUPLED_TYPES = (T.GEOM_SPHERE, T.GEOM_CAPSULE, T.GEOM_BOX, T.GEOM_PLANE)
+#: geom types an elastic body collides with (coupling.py)
+COUPLED_TYPES = (T.GEOM_SPHERE, T.GEOM_CAPSULE, T.GEOM_BOX, T.GEOM_PLANE, T.GEOM_HULL)
 #: m, obstacles are gathered whose bounding sphere comes within this distance (plus the elastic bodies' largest
 #: vertex speed times dt) of the elastic bodies' bounding box
 GATHER_MARGIN = 0.05
@@ -76,6 +76,8 @@ class ElasticBodies:
             for name in _CARRIED:
                 setattr(new, name, getattr(old, name))
             new.min_volume_ratio = min(new.min_volume_ratio, old.min_volume_ratio)
+            if old.body_contacts is not None and new.body_contacts is not None:
+                new.body_contacts.set_state(old.body_contacts.state())  # vertices and edges only appended
             new._h = min(new._h, new.max_step)
         else:
             new.time = float(time)
@@ -84,6 +86,12 @@ class ElasticBodies:
             new.positions[new.constrained] = target
             new.velocities[new.constrained] = target_velocity
         new.obstacles = Obstacles(self.rigid_stiffness)
+        if old is not None and old.obstacles is not None:  # the friction anchors (vertices only appended)
+            n = len(old.obstacles.anchor_geom)
+            new.obstacles.anchor_geom = np.full(len(new.positions), -1, dtype=np.int64)
+            new.obstacles.anchor_local = np.zeros((len(new.positions), 3))
+            new.obstacles.anchor_geom[:n] = old.obstacles.anchor_geom
+            new.obstacles.anchor_local[:n] = old.obstacles.anchor_local
         if new.integrator == "rkf45" and self.options.get("max_step", "auto") == "auto":
             new.max_step = new._stability_step()  # now with the penalty springs' stiffness
             new._h = min(new._h, new.max_step)
@@ -109,6 +117,9 @@ class ElasticBodies:
                 v = getattr(sysm, k)
                 out[k] = v.copy() if isinstance(v, np.ndarray) else v
         out["_link"] = (self.last_touching, self.last_impulse.copy())
+        if sysm.body_contacts is not None:
+            out["_body_contacts"] = sysm.body_contacts.state()
+        out["_anchors"] = (sysm.obstacles.anchor_geom.copy(), sysm.obstacles.anchor_local.copy())
         return out
 
     def restore(self, snap: dict) -> None:
@@ -117,6 +128,10 @@ class ElasticBodies:
         for k, v in snap.items():
             if k == "_link":
                 self.last_touching, self.last_impulse = v
+            elif k == "_body_contacts":
+                sysm.body_contacts.set_state(v)
+            elif k == "_anchors":
+                sysm.obstacles.anchor_geom, sysm.obstacles.anchor_local = v[0].copy(), v[1].copy()
             elif isinstance(v, np.ndarray):
                 getattr(sysm, k)[...] = v
             else:
@@ -182,11 +197,24 @@ class ElasticBodies:
                 near = np.where(plane, heights.min(1) <= 0.0, near)
             keep = near & ~floor
             idx, rotation, position = idx[keep], rotation[keep], position[keep]
+        # hull geoms: their face planes (n, offset) in the geom frame, one block per geom
+        planes = np.zeros((0, 4))
+        plane_range = np.zeros((len(idx), 2), dtype=np.int64)
+        hull = kind[idx] == T.GEOM_HULL
+        if np.any(hull):
+            arrays = core.hull_arrays
+            h = g.geom_hull[idx[hull]]
+            start, count = arrays.face_start[h], arrays.face_count[h]
+            first = np.concatenate([[0], np.cumsum(count)[:-1]])
+            rows = np.repeat(start - first, count) + np.arange(int(count.sum()))  # the hulls' face rows, in order
+            planes = np.concatenate([arrays.face_normal[rows], arrays.face_offset[rows, None]], axis=1)
+            plane_range[hull, 0] = first
+            plane_range[hull, 1] = count
         bodies, local = np.unique(body[idx], return_inverse=True)
         obstacles.set(kind[idx], position, rotation, g.geom_size[idx], local.reshape(-1), b.body_position[bodies],
                       b.body_orientation[bodies], b.body_linear_velocity[bodies], b.body_angular_velocity[bodies],
                       b.body_inv_mass[bodies], b.body_inv_inertia_local[bodies], bodies,
-                      self.surface_vertices)
+                      self.surface_vertices, idx, g.geom_friction[idx], len(system.positions), planes, plane_range)
 
     # ------------------------------------------------------------------ queries
     def check(self, body) -> int:
@@ -201,4 +229,5 @@ class ElasticBodies:
         s = self.system
         return {"elastic_steps_taken": s.steps_taken, "elastic_steps_rejected": s.steps_rejected,
                 "elastic_contact_springs": s.contact_springs_alive, "elastic_min_volume_ratio": s.min_volume_ratio,
-                "elastic_rigid_contacts": self.last_touching}
+                "elastic_rigid_contacts": self.last_touching,
+                "elastic_body_springs": 0 if s.body_contacts is None else s.body_contacts.count}

@@ -2,9 +2,9 @@
 
 Every scene uses SI units, gravity (0, 0, -9.81) m/s^2 and the ground plane z = 0 (tag ``"ground"``), which is
 the elastic bodies' floor (003 §7.2 contact springs). Elastic bodies are ``SceneSpec.elastic`` entries
-(``ElasticSpec``: a ``TetMesh`` generator and its parameters, pose, material, pinned vertices). Body-body
-contact between two *elastic* bodies is not modelled (yet): the scenes keep elastic bodies apart, or separate
-them by rigid bodies (elastic-rigid contact: ``tumble.elastic.coupling``).
+(``ElasticSpec``: a ``TetMesh`` generator and its parameters, pose, material, pinned vertices). Elastic bodies
+touch each other through the events and sticky springs of ``tumble.elastic.body_contact`` (``jelly_pile``) and
+rigid bodies through ``tumble.elastic.coupling`` (``jelly_stack``, ``jelly_on_boxes``).
 
 Tags: ``"ground"`` the plane; ``"lid"`` rigid boards lying on jelly; ``"support"`` fixed boxes under jelly.
 """
@@ -83,7 +83,7 @@ def beam_sag(*, seconds: float = 2.0, length: float = 0.4, thickness: float = 0.
 @scene("jelly_stack", "jelly blocks stacked with rigid boards between them, on the floor")
 def jelly_stack(*, count: int = 3, seconds: float = 2.0, board_mass: float = 1.0) -> SceneSpec:
     """``count`` jelly blocks (0.2 m cubes, 2x2x2 cells) each capped by a rigid board (0.24 x 0.24 x 0.05 m);
-    elastic-elastic contact is not modelled, so the boards carry each block onto the one below."""
+    the boards carry each block onto the one below (elastic on elastic directly: ``jelly_pile``)."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise SceneError(f"scene 'jelly_stack': parameter count={count!r} must be an integer >= 1")
     _positive("jelly_stack", seconds=seconds, board_mass=board_mass)
@@ -99,6 +99,26 @@ def jelly_stack(*, count: int = 3, seconds: float = 2.0, board_mass: float = 1.0
         spec.add(Box((0.12, 0.12, 0.5 * board)), (0.0, 0.0, z + 0.5 * board), mass=float(board_mass),
                  name=f"board{k}", tag="lid")
         z += board + 0.002
+    return spec
+
+
+@scene("jelly_pile", "jelly cubes stacked directly on each other (elastic-elastic contact, 003 §6.3, §7.2)")
+def jelly_pile(*, count: int = 3, seconds: float = 1.0, size: float = 0.1) -> SceneSpec:
+    """``count`` jelly cubes (edge ``size``, 2x2x2 cells, 27 vertices, 48 tets each) dropped one on the other
+    from 2 mm gaps, each shifted sideways by 10 % and 5 % of the edge against the one below so that vertices
+    meet faces rather than vertices (the contact springs of ``tumble.elastic.body_contact``)."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise SceneError(f"scene 'jelly_pile': parameter count={count!r} must be an integer >= 1")
+    _positive("jelly_pile", seconds=seconds, size=size)
+    spec = SceneSpec(name="", gravity=GRAVITY, dt=1.0 / 240.0, seconds=float(seconds))
+    _ground(spec, GROUND)
+    z = 0.001
+    for k in range(count):
+        shift = (0.1 * size * (k % 2), 0.05 * size * (k % 3))
+        mesh = {"size": (size, size, size), "divisions": (2, 2, 2)}
+        spec.elastic.append(ElasticSpec("box", mesh, position=(shift[0], shift[1], z + 0.5 * size),
+                                        material=JELLY, name=f"jelly{k}"))
+        z += size + 0.002
     return spec
 
 
