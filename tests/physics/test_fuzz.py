@@ -1,23 +1,78 @@
 """Property-based fuzzing of whole worlds (issue 17), with Hypothesis: random shapes with sizes over
 four orders of magnitude (1 cm .. 100 m), mass ratios up to 1:1000, overlapping starts, random ball
-joints, every solver, dt 1/240 .. 1/60. Properties: stepping never crashes (only a ``SimulationError``
-naming a body is an allowed way to stop), the state stays finite with unit quaternions, and a run
-repeats itself bit for bit. Energy bounds are not asserted here yet: issue 18 lists the known energy
-gains (shock's sinking bodies, pgs' overlap release) that such a check finds today.
+joints, fixed bodies (so overlaps can jam), every solver, dt 1/240 .. 1/60. Properties: stepping never
+crashes (only a ``SimulationError`` naming a body is an allowed way to stop), the state stays finite
+with unit quaternions, a run repeats itself bit for bit, and no energy grows beyond what the scene
+puts in (issue 17):
+
+    KE(t) <= (KE(0) + sum_i m_i g (zmax_i(t) - z_i(t))) (1 + ENERGY_RTOL)
+             + sum_i 1/2 m_i (c^2 + (SPEED_FLOOR + g dt)^2)
+
+over the dynamic bodies i, with zmax_i(t) the highest z body i reached so far and c the solver's
+release speed (``Solver.release_speed``: the correction speed limit ``max_correction_speed`` of pgs,
+jacobi and gauss; 0 for shock and impulse, whose corrections move positions only). The gravity term
+bounds what gravity can have given: the work m g (z(0) - z(t)) of each body, plus the potential
+energy a positional correction gave by lifting it (which it may then turn into speed by falling).
+The last term is the overlap release: a body pushed out of an overlap, however deep or jammed,
+leaves with at most c. Before issue 17's fix pgs released two spheres jammed between two fixed
+ones at 21 m/s (c = 4), and a column of overlapping boxes at 12 m/s; jacobi and gauss the same way.
 
 Shrunk failures become regression tests below (``@example``)."""
 
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import tumble as tb
 from tumble._core.solvers import registry
 
+G = 9.81
+#: relative tolerance of the energy bound: the step's own energy error on violent contacts. Measured:
+#: a 56 m x 3 cm bar (density 30) spinning at 4 rad/s through a sphere and the ground (pgs, dt 1/240)
+#: rolls onto its long axis and gains 66 J in one step, 6.5 J (0.1 % of its 6858 J) beyond the bound;
+#: a 66 m one (density 1000) 127 J of 372 kJ (0.03 %). Both also gain with every position correction
+#: out of the velocities (split_speed 0: up to 437 J in a step), so this is not overlap release: the
+#: contact rows are built once per step and the bar turns up to 0.45 rad in one (open, issue 17).
+#: The release defect this test is for gained many times the bound (21 m/s against 4).
+ENERGY_RTOL = 0.01
+#: [m/s] a speed every body may keep from the solvers' own tolerances (shock stops its sweeps at 1e-5 m/s
+#: changes): a 40 t box started 2 m into the ground under shock was lifted out with 3.7e-7 m/s left.
+#: To it the bound adds one step of gravity, g dt: a step's velocity update can come before the fall
+#: it causes shows in z (impulse moves the bodies first: a ball lifted 1 m out of the ground and a box
+#: in one step left it with 7.6 mm/s, g dt = 41 mm/s, and z at its highest)
+SPEED_FLOOR = 1e-3
+#: solvers whose energy bound is not asserted here, each with its open defect and a strict xfail test below.
+#: shock: with the "midpoint" rotation integrator the step's displacement, correction included, is
+#: applied as the free rigid body's flow driven by disp_ang / dt, which keeps the world angular momentum;
+#: when the correction turns a body that spins, its kinetic energy 1/2 L^T I(q)^-1 L changes (a 2 x 2 x
+#: 14 m box started 7 m into the ground spinning at 1 rad/s gained 42 J on 467 J in its first step;
+#: "euler": lost 107 J). Not overlap release (no velocity is pushed), but the bound counts it.
+#: impulse: a spinning box started deep in the ground next to a ball is lifted out by the linear moves and
+#: its spin turned into upward speed by the collision resolution, with a gain: IMPULSE_SPIN_CASE (a
+#: 4 x 2 x 12 m box at (1, -1, 0) rad/s, 1232 J, dt 1/240) ends 50 J beyond the bound (its xfail test);
+#: a 2 x 2 x 10 m box at 1 rad/s gained 3 J on 173 J (1.7 %). Open; not overlap release: the linear
+#: moves give no velocity (release speed 0), the resolution of the spinning body does.
+ENERGY_UNCHECKED = {"shock", "impulse"}
+IMPULSE_SPIN_CASE = ("impulse", 1 / 240, [("sphere", 3.0, 1.0, 1.0, 1.0, (1.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                          ("box", 2.0, 1.0, 6.0, 1.0, (0.0, 0.0, 0.0), (1.0, -1.0, 0.0), False)], [])
+
 SIZES = st.floats(min_value=0.01, max_value=100.0).map(lambda x: float(f"{x:.4g}"))
 SOLVERS = registry.names()
+
+
+#: two unit spheres started 3.5 m and 3.0 m deep inside two fixed spheres of radius 5 whose gap (2 m) has
+#: room for one: a jam. Before the fix pgs released them at 21 m/s (c = 4), jacobi at 24, gauss at 55 (c = 10)
+JAM = [("sphere", 5.0, 5.0, 5.0, 1000.0, (0.0, 0.0, 8.0), (0.0, 0.0, 0.0), True),
+       ("sphere", 5.0, 5.0, 5.0, 1000.0, (12.0, 0.0, 8.0), (0.0, 0.0, 0.0), True),
+       ("sphere", 1.0, 1.0, 1.0, 1000.0, (2.5, 0.0, 8.0), (0.0, 0.0, 0.0), False),
+       ("sphere", 1.0, 1.0, 1.0, 1000.0, (9.0, 0.5, 8.0), (0.0, 0.0, 0.0), False)]
+#: four unit boxes, each 0.4 m into the one below (the lowest 0.3 m into the ground): the overlaps add up
+#: along the column. Before the fix pgs threw the top box up at 12 m/s, jacobi at 18, gauss at 40
+COLUMN = [("box", 0.5, 0.5, 0.5, 1000.0, (0.05 * i, 0.0, 0.2 + 0.6 * i), (0.0, 0.0, 0.0), False)
+          for i in range(4)]
 
 
 @st.composite
@@ -34,47 +89,75 @@ def worlds(draw):
         density = draw(st.sampled_from([1.0, 30.0, 1000.0]))
         pos = draw(st.tuples(st.floats(-2.0, 2.0), st.floats(-2.0, 2.0), st.floats(-1.0, 5.0)))
         spin = draw(st.tuples(st.floats(-20.0, 20.0), st.floats(-20.0, 20.0), st.floats(-20.0, 20.0)))
-        bodies.append((kind, a, b, c, density, pos, spin))
+        fixed = draw(st.sampled_from([False, False, False, True]))
+        bodies.append((kind, a, b, c, density, pos, spin, fixed))
     joints = draw(st.lists(st.integers(min_value=0, max_value=max(n - 2, 0)), max_size=2, unique=True)) \
         if registry.capabilities(solver).joints and n >= 2 else []
+    joints = [j for j in joints if not (bodies[j][-1] and bodies[j + 1][-1])]     # a joint needs a dynamic body
     return solver, dt, bodies, joints
 
 
-def _build(case):
+def _build(case, **settings):
     solver, dt, bodies, joints = case
-    w = tb.World(solver=solver)
+    w = tb.World(solver=solver, **settings)
     w.add_body(tb.Plane(), fixed=True)
-    for kind, a, b, c, density, pos, spin in bodies:
+    for kind, a, b, c, density, pos, spin, *fixed in bodies:
         if kind == "sphere":
             shape = tb.Sphere(a)
         elif kind == "box":
             shape = tb.Box((a, b, c))
         else:
             shape = tb.Capsule(a, b)
-        w.add_body(shape, position=pos, density=density, angular_velocity=spin)
+        w.add_body(shape, position=pos, density=density, angular_velocity=spin, fixed=bool(fixed and fixed[0]))
     for j in joints:   # ball joint at the midpoint of bodies j+1 and j+2 (ids after the plane)
         anchor = 0.5 * (w.position(j + 1) + w.position(j + 2))
         w.add_joint(tb.Ball(j + 1, j + 2, anchor=anchor))
     return w, dt
 
 
-def _run(case, steps=40):
-    w, dt = _build(case)
+def energy_excess(w, ke0, zmax, dt):
+    """[J] how far the kinetic energy exceeds the module docstring's bound (<= 0: within it)."""
+    dyn = ~w.fixed
+    m = w.masses[dyn]
+    c = registry.solver_class(w.solver).release_speed(w.settings)
+    floor = SPEED_FLOOR + G * dt
+    release = 0.5 * float(m.sum()) * (c * c + floor * floor)
+    gravity = G * float((m * (zmax[dyn] - w.positions[dyn, 2])).sum())
+    bound = ke0 + gravity + release
+    return w.kinetic_energy() - bound - ENERGY_RTOL * (ke0 + gravity)
+
+
+def _run(case, steps=40, **settings):
+    """Step the case; returns (world, finished, the largest energy excess over the steps [J])."""
+    w, dt = _build(case, **settings)
+    ke0 = w.kinetic_energy()
+    zmax = w.positions[:, 2].copy()
+    excess = -math.inf
     for _ in range(steps):
         try:
             w.step(dt)
         except tb.SimulationError as e:    # allowed: a named body, nothing deeper
             assert "body " in str(e)
-            return w, False
-    return w, True
+            return w, False, excess
+        np.maximum(zmax, w.positions[:, 2], out=zmax)
+        excess = max(excess, energy_excess(w, ke0, zmax, dt))
+    return w, True, excess
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
 @example(("pgs", 1 / 60, [("sphere", 1.0, 1.0, 1.0, 1000.0, (0.0, 0.0, -0.5), (0.0, 0.0, 0.0))], []))
 @example(("shock", 1 / 60, [("box", 0.4, 0.35, 0.35, 1000.0, (0.0, 0.0, 1.5), (0.0, 18.0, -18.0))], []))
+@example(("pgs", 1 / 60, JAM, []))
+@example(("jacobi", 1 / 60, JAM, []))
+@example(("gauss", 1 / 60, JAM, []))
+@example(("pgs", 1 / 60, COLUMN, []))
+@example(("jacobi", 1 / 60, COLUMN, []))
+@example(("gauss", 1 / 60, COLUMN, []))
 def test_random_worlds_step_without_crashing(case):
-    w, finished = _run(case)
+    w, finished, excess = _run(case)
+    if case[0] not in ENERGY_UNCHECKED:
+        assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
     if finished:
         assert np.all(np.isfinite(w.positions)) and np.all(np.isfinite(w.linear_velocities))
         assert np.all(np.isfinite(w.angular_velocities))
@@ -86,6 +169,27 @@ def test_random_worlds_step_without_crashing(case):
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds())
 def test_random_worlds_repeat_bit_for_bit(case):
-    a, _ = _run(case, steps=20)
-    b, _ = _run(case, steps=20)
+    a, _, _ = _run(case, steps=20)
+    b, _, _ = _run(case, steps=20)
     assert a.state_hash() == b.state_hash()
+
+
+@pytest.mark.xfail(strict=True, reason="open: shock's midpoint flow turns a corrected spinning body (ENERGY_UNCHECKED)")
+def test_shock_spinning_box_lifted_out_of_the_ground_keeps_the_bound():
+    _, _, excess = _run(("shock", 1 / 240, [("box", 1.0, 1.0, 7.0, 1.0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False)], []))
+    assert excess <= 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="open: impulse's resolution turns a lifted box's spin into speed")
+def test_impulse_spinning_box_lifted_out_of_the_ground_keeps_the_bound():
+    _, _, excess = _run(IMPULSE_SPIN_CASE)
+    assert excess <= 0.0
+
+
+@pytest.mark.parametrize("solver", ["pgs", "jacobi", "gauss"])
+@pytest.mark.parametrize("scene", ["jam", "column"])
+def test_release_breaks_the_bound_with_the_old_single_pass(solver, scene):
+    """The contrast for the examples above: with split_speed above every push (the code before
+    issue 17) the same worlds break the bound."""
+    _, _, excess = _run((solver, 1 / 60, JAM if scene == "jam" else COLUMN, []), split_speed=1e9)
+    assert excess > 0.0

@@ -196,3 +196,25 @@ def store_contact_impulses(contact_count, row_offset, row_J, row_lambda, contact
             # the b-side linear block of a friction row is +u
             contact_friction_impulse[c, k] = row_lambda[r0 + 1] * row_J[r0 + 1, 1, k] \
                 + row_lambda[r0 + 2] * row_J[r0 + 2, 1, k]
+
+
+@kernel
+def split_deep_rows(contact_count, contact_depth, beta, slop, max_correction_speed, split_speed, row_bias,
+                    row_bias_relax, bias_pseudo):
+    """The deep-overlap split for one solve per step (``substep_contact_targets`` does it per
+    substep): every contact whose push beta (depth - slop), capped at ``max_correction_speed`` as in
+    ``prepare_contact_rows``, exceeds ``split_speed`` leaves the velocity solve with its target
+    without position feedback (``row_bias_relax``: 0, or the bounce) and gets the push as its
+    target in the pseudo-velocity pass (``bias_pseudo``, whose other entries must be 0).
+    Returns the number of such contacts."""
+    deep = 0
+    for c in range(contact_count):
+        r = 3 * c
+        depth = contact_depth[c]
+        if depth >= 0.0:
+            push = min(beta * max(depth - slop, 0.0), max_correction_speed)
+            if push > split_speed:
+                row_bias[r] = row_bias_relax[r]
+                bias_pseudo[r] = push
+                deep += 1
+    return deep

@@ -394,6 +394,45 @@ def first_nonfinite_body(body_position, body_orientation, body_linear_velocity, 
     return -1
 
 
+@kernel
+def correct_bodies(count, body_fixed, disp_lin, disp_ang, body_position, body_orientation, body_angular_velocity):
+    """A pure position correction of every dynamic body i by (disp_lin[i], disp_ang[i]) [m, rad]
+    (``displace_body``), turning its angular velocity with it (``turn_with_body``) so that the
+    correction changes no body's kinetic energy."""
+    for i in range(count):
+        if not body_fixed[i]:
+            displace_body(i, disp_lin, disp_ang, body_position, body_orientation)
+            turn_with_body(i, disp_ang, body_angular_velocity)
+
+
+@kernel(inline="always")
+def turn_with_body(i, disp_ang, v_ang):
+    """w_i <- R(dtheta_i) w_i: body i's angular velocity turned by the rotation vector dtheta_i
+    (Rodrigues: w cos a + (k x w) sin a + k (k . w)(1 - cos a), a = |dtheta|, k = dtheta / a), so a
+    body rotated by a pure position correction keeps its body-frame angular velocity and with it its
+    rotational kinetic energy 1/2 w^T R I R^T w (a world-frame w kept under a turned inertia gained
+    energy: a spinning thin bar pushed out of the ground by pseudo-velocities went from 620 J to 659 J
+    in 40 steps)."""
+    tx = disp_ang[i, 0]
+    ty = disp_ang[i, 1]
+    tz = disp_ang[i, 2]
+    a = math.sqrt(tx * tx + ty * ty + tz * tz)
+    if a < 1e-300:
+        return
+    kx = tx / a
+    ky = ty / a
+    kz = tz / a
+    wx = v_ang[i, 0]
+    wy = v_ang[i, 1]
+    wz = v_ang[i, 2]
+    ca = math.cos(a)
+    sa = math.sin(a)
+    kw = (kx * wx + ky * wy + kz * wz) * (1.0 - ca)
+    v_ang[i, 0] = wx * ca + (ky * wz - kz * wy) * sa + kx * kw
+    v_ang[i, 1] = wy * ca + (kz * wx - kx * wz) * sa + ky * kw
+    v_ang[i, 2] = wz * ca + (kx * wy - ky * wx) * sa + kz * kw
+
+
 @kernel(inline="always")
 def displace_body(i, disp_lin, disp_ang, body_position, body_orientation):
     """Body i: x += dx;  q <- exp(dtheta / 2) q  (exact rotation by the rotation vector dtheta,

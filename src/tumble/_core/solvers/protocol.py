@@ -10,6 +10,7 @@ shared stores live on the core state (``_core.state.CoreState``). See ``docs/arc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,3 +84,15 @@ class Solver:
     def sleeping(self, core) -> np.ndarray:
         """(n,) bool: which bodies are asleep now (all False without sleeping)."""
         return np.zeros(core.bodies.count, dtype=bool)
+
+    # ---------------------------------------------------------------- documented bounds
+    @classmethod
+    def release_speed(cls, settings) -> float:
+        """[m/s] the bound this solver keeps when it pushes overlapping bodies apart (issue 17): a body
+        released from an overlap, however deep or jammed, leaves with at most this speed from the
+        push (plus what gravity adds), so the kinetic energy a step's contacts give a world is at
+        most sum 1/2 m_i c^2 over its dynamic bodies beyond what gravity and the initial motion
+        supply (``tests/physics/test_fuzz.py`` asserts it on random worlds). 0 for solvers that
+        correct positions by projection without touching velocities; inf (the default) declares
+        no bound."""
+        return math.inf

@@ -166,6 +166,20 @@ class RowSettings:
             1 mm (with 5 mm Catto's 0.7 m boxes fell in 2 of 3 perturbed starts), while a 1 mm
             slop let the 1 m cubes of pyramid20 drift 0.86 m instead of 0.16 m in 10 s.
         max_correction_speed: [m/s] cap on the Baumgarte push-out speed, default 4.
+        split_speed: [m/s] (pgs, jacobi; issue 17) a contact whose Baumgarte push beta (depth - slop)
+            exceeds this is a deep overlap: its velocity row gets no position feedback and the push
+            (capped at ``max_correction_speed``) is solved as a pseudo-velocity that moves the bodies
+            and is then dropped (split impulse for the deep contacts only); shallower contacts keep
+            Baumgarte feedback (and pgs' relax sweeps). Default 1, measured at dt 1/60 (2 s, defaults;
+            docs/architecture.md "Position correction"): two unit spheres jammed 3.5 / 3.0 m deep in two
+            fixed spheres left pgs at 1.2 m/s (before: 22.9) and jacobi at 1.1 (23.9); four boxes
+            started 0.4 m into each other threw the top one at 1.5 m/s (pgs; before 11.8) and 2.4
+            (jacobi; 18.1). Pushing only the capped contacts apart this way (split_speed just below
+            max_correction_speed) left the jam at 3.3 m/s but the column at 7.0 m/s: the shallow
+            overlaps of a column add their pushes up. stack10, pyramid20 and pile1000 never push
+            faster than 1 m/s (the depth must exceed slop + split_speed dt / baumgarte, 8.8 cm at
+            60 Hz): their runs are bit for bit those of split_speed >= max_correction_speed, which
+            is the scheme before issue 17.
         warm_start: carry impulses across steps by (pair, feature id) (001 §8), default True.
         friction_model: "coulomb" couples |lambda_t| <= mu lambda_n each sweep (000 eq. 29);
             "fixed" uses Catto's constant bound mu m_c g (001 eq. 24-25). Default "coulomb".
@@ -177,6 +191,7 @@ class RowSettings:
     baumgarte: float = 0.2
     slop: float = 0.005
     max_correction_speed: float = 4.0
+    split_speed: float = 1.0
     warm_start: bool = True
     friction_model: str = "coulomb"
     record_merit: bool = False
@@ -184,7 +199,7 @@ class RowSettings:
     def validate(self) -> None:
         super().validate()
         check_count("iterations", self.iterations, 1)
-        for name in ("tolerance", "slop", "max_correction_speed"):
+        for name in ("tolerance", "slop", "max_correction_speed", "split_speed"):
             check_nonnegative(name, getattr(self, name))
         check_fraction("baumgarte", self.baumgarte, " (a fraction of the error per step)")
         check_flag("warm_start", self.warm_start)

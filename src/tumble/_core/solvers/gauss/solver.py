@@ -12,12 +12,13 @@ Bodies that touch no contact keep u* (no QP unknowns): free flight is the scheme
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
 
 from tumble._core import stages
-from tumble._core.dynamics.integrate import STATE_LIMIT
+from tumble._core.dynamics.integrate import STATE_LIMIT, correct_bodies
 from tumble._core.solvers.gauss import qp as gqp
 from tumble._core.solvers.gauss.settings import GaussSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
@@ -34,6 +35,13 @@ class GaussSolver(Solver):
     def __init__(self, core) -> None:
         super().__init__(core)
         self._warm = None       # (u, z) of the last OSQP solve (its warm start)
+
+    @classmethod
+    def release_speed(cls, settings) -> float:
+        """max_correction_speed: an overlap pushed at depth / dt up to ``split_speed`` keeps that as
+        velocity (002's scheme); deeper ones move with the capped push while the velocities come
+        from the QP without it."""
+        return float(settings.max_correction_speed)
 
     def step(self, core, dt, prof, t):
         b, s = core.bodies, core.settings
@@ -55,11 +63,24 @@ class GaussSolver(Solver):
                                b.body_angular_velocity, dt, s.friction_edges, s.max_correction_speed)
         t = stages.lap(prof, "prepare", t)
         cnt = core.counters
+        push, sane = None, False
         c.contact_normal_impulse[: c.count] = 0.0
         c.contact_friction_impulse[: c.count] = 0.0
         if problem is None:
             cnt.update(qp_iterations=0, qp_ms=0.0, qp_solved=1, rows=0, variables=0)
         else:
+            # a deep overlap (push depth / dt above split_speed): the positions take the QP with the
+            # capped push, the velocities the QP whose overlapping rows ask for no separation (h = 0;
+            # always feasible: u = 0 satisfies it), so the overlap is released without its push as
+            # kinetic energy (a jam of two spheres between two fixed ones left at 55 m/s with one QP)
+            depth = c.contact_depth[problem.row_contact]
+            push = None
+            if np.any(depth > s.split_speed * dt):
+                pushed = gqp.solve(problem, s.qp_solver, s.qp_tolerance, s.qp_max_iterations, None,
+                                   s.polish_max_rows)
+                if pushed.solved and np.all(np.isfinite(pushed.u)):    # a jam's push has no solution
+                    push = pushed.u.reshape(-1, 6)
+                problem = dataclasses.replace(problem, h=np.where(depth > 0.0, 0.0, problem.h))
             res = gqp.solve(problem, s.qp_solver, s.qp_tolerance, s.qp_max_iterations,
                             self._warm if s.qp_solver == "osqp" else None, s.polish_max_rows)
             cnt.update(qp_iterations=res.iterations, qp_ms=res.ms, qp_solved=int(res.solved),
@@ -83,7 +104,17 @@ class GaussSolver(Solver):
                 b.body_angular_velocity[problem.active] = 0.0
                 self._warm = None
             t = stages.lap(prof, "solve", t)
-        stages.integrate_positions(core, dt)         # Delta = dt u, quaternions renormalised
+        stages.integrate_positions(core, dt)             # Delta = dt u, quaternions renormalised
+        if problem is not None and push is not None and sane:
+            # the push's extra displacement dt (u_push - u) as a pure position correction: a body it
+            # turns keeps its body-frame w (turned with the world-frame one kept, a 2 x 4 x 102 m box
+            # started 51 m into the ground spinning at (5, 4, 0) rad/s gained 0.8 % of its 12 MJ a step)
+            disp_lin = np.zeros((n, 3))
+            disp_ang = np.zeros((n, 3))
+            disp_lin[problem.active] = dt * (push[:, :3] - b.body_linear_velocity[problem.active])
+            disp_ang[problem.active] = dt * (push[:, 3:] - b.body_angular_velocity[problem.active])
+            correct_bodies(n, b.body_fixed, disp_lin, disp_ang, b.body_position, b.body_orientation,
+                           b.body_angular_velocity)
         stages.lap(prof, "integrate", t)
         return contacts
 

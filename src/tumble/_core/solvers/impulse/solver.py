@@ -83,6 +83,11 @@ class ImpulseSolver(Solver):
         return v
 
     # ---------------------------------------------------------------- the step
+    @classmethod
+    def release_speed(cls, settings) -> float:
+        """0: penetrations are undone by linear moves (004 chapter 2), never by velocities."""
+        return 0.0
+
     def step(self, core, dt, prof, t):
         b, s, sl = core.bodies, core.settings, self.sleep
         n = b.count

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tumble._core.config import kernel
+from tumble._core.dynamics.integrate import displace_body, turn_with_body
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, row_velocity, warm_start
 
@@ -102,3 +103,29 @@ def relax_jacobi(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax
     for _ in range(iterations):
         jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
                      row_mu, row_cfm, row_lambda, v_lin, v_ang, relaxation, delta)
+
+
+@kernel
+def jacobi_pseudo_correction(row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link,
+                             row_mu, row_cfm, body_position, body_orientation, body_fixed, body_count, iterations,
+                             relaxation, dt, v_ang):
+    """The deep overlaps' pseudo-velocity pass (``RowSettings.split_speed``) in Jacobi sweeps: from
+    zero velocities and impulses, ``iterations`` sweeps solve J v_p = bias_pseudo (the deep
+    contacts' pushes, 0 on every other row, lambda_p in the rows' own bounds), every dynamic body
+    is displaced by dt v_p (``displace_body``) and v_p is dropped, so separating a deep overlap
+    moves bodies without giving them the push as velocity; a body it turns keeps its body-frame
+    angular velocity (``turn_with_body``)."""
+    lam_p = np.zeros(row_count)
+    delta = np.zeros(row_count)
+    vp_lin = np.zeros((body_count, 3))
+    vp_ang = np.zeros((body_count, 3))
+    for _ in range(iterations):
+        jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link, row_mu,
+                     row_cfm, lam_p, vp_lin, vp_ang, relaxation, delta)
+    for i in range(body_count):
+        for k in range(3):
+            vp_lin[i, k] *= dt
+            vp_ang[i, k] *= dt
+        if not body_fixed[i]:
+            displace_body(i, vp_lin, vp_ang, body_position, body_orientation)
+            turn_with_body(i, vp_ang, v_ang)

@@ -9,8 +9,8 @@ import time
 import numpy as np
 
 from tumble._core import stages
-from tumble._core.contact.rows import store_contact_impulses
-from tumble._core.solvers.jacobi.kernels import relax_jacobi, solve_jacobi
+from tumble._core.contact.rows import split_deep_rows, store_contact_impulses
+from tumble._core.solvers.jacobi.kernels import jacobi_pseudo_correction, relax_jacobi, solve_jacobi
 from tumble._core.solvers.jacobi.settings import JacobiSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
 
@@ -24,12 +24,25 @@ class JacobiSolver(Solver):
     settings_class = JacobiSettings
     capabilities = Capabilities(joints=False, counters=("iterations", "merit", "rows", "cache_hits"))
 
+    @classmethod
+    def release_speed(cls, settings) -> float:
+        """max_correction_speed: Baumgarte pushes up to ``split_speed`` are velocity (the relax sweeps
+        then take most of it back), deeper overlaps move by dropped pseudo-velocities."""
+        return float(settings.max_correction_speed)
+
     def step(self, core, dt, prof, t):
         b, r, s = core.bodies, core.rows, core.settings
         contacts = stages.collide(core, prof, t, s.warm_start)
         t = time.perf_counter()
         stages.prepare_rows(core, dt)
         stages.integrate_velocities(core, dt)
+        c = core.contacts
+        # deep overlaps (push above split_speed) leave the velocity solve for the pseudo-velocity pass
+        deep, pseudo = 0, _EMPTY
+        if c.count:
+            pseudo = np.zeros(r.count)
+            deep = split_deep_rows(c.count, c.contact_depth, s.baumgarte / dt, s.slop, s.max_correction_speed,
+                                   s.split_speed, r.row_bias, r.row_bias_relax, pseudo)
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
@@ -41,6 +54,11 @@ class JacobiSolver(Solver):
         t = stages.lap(prof, "solve", t)
 
         stages.integrate_positions(core, dt)
+        if deep:
+            jacobi_pseudo_correction(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, pseudo, r.row_lo,
+                                     r.row_hi, r.row_link, r.row_mu, r.row_cfm, b.body_position, b.body_orientation,
+                                     b.body_fixed, b.count, s.iterations, float(s.relaxation), dt,
+                                     b.body_angular_velocity)
         t = stages.lap(prof, "integrate", t)
         if s.relax_iterations > 0 and r.count:
             relax_jacobi(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.dynamics.integrate import displace_body
+from tumble._core.dynamics.integrate import displace_body, turn_with_body
 from tumble._core.dynamics.joints.tree import tree_sweep
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, pgs_sweep, row_velocity, sweep_rows, warm_start
@@ -56,14 +56,15 @@ def relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, r
 @kernel
 def split_correction(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
                      row_link, row_mu, row_cfm, row_group, body_position, body_orientation, body_fixed, body_count,
-                     iterations, dt):
+                     iterations, dt, v_ang):
     """Position correction by pseudo-velocities (split impulse, as Bullet's ``splitImpulse``; the
     position pass of Catto's later work): the Baumgarte part of each row's target,
     b_pos = row_bias - row_bias_relax (001 eq. 20, capped by max_correction_speed), is solved by PGS
     sweeps into separate velocities v_p (from zero, own accumulated impulses lambda_p >= 0, the same
     friction cone), and every dynamic body is displaced by dt v_p (``displace_body``). v_p is then
     dropped: position correction moves bodies but never enters the real velocities, so separating an
-    overlap cannot release kinetic energy however deep or jammed it is."""
+    overlap cannot release kinetic energy however deep or jammed it is; a body it turns keeps its
+    body-frame angular velocity (``turn_with_body``), so its rotational energy stays too."""
     bias_p = np.empty(row_count)
     lam_p = np.zeros(row_count)
     for r in range(row_count):
@@ -79,11 +80,12 @@ def split_correction(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, 
             vp_ang[i, k] *= dt
         if not body_fixed[i]:
             displace_body(i, vp_lin, vp_ang, body_position, body_orientation)
+            turn_with_body(i, vp_ang, v_ang)
 
 
 @kernel
 def substep_contact_targets(contact_count, row_body, row_J, contact_depth, restitution_target, disp_lin, disp_ang,
-                            beta, slop, max_correction_speed, h, row_bias, row_bias_relax):
+                            beta, slop, max_correction_speed, split_speed, h, row_bias, row_bias_relax, bias_pseudo):
     """The normal rows' targets for a substep of ``h`` seconds (Box2D v3's "soft step": the contact
     rows are built once per step, the separation is updated every substep from the bodies' motion
     since the collision instead of a new detection).
@@ -95,7 +97,13 @@ def substep_contact_targets(contact_count, row_body, row_J, contact_depth, resti
     capped at ``max_correction_speed`` (beta = baumgarte / dt of the whole step, so the correction
     rate per second does not change with the substep count) or, for a gap, -gap / h (it may close
     within this substep, no more); ``restitution_target`` (> 0: -e v_n from before the step) is
-    kept as the floor of both targets."""
+    kept as the floor of both targets.
+
+    A contact whose push beta (depth - slop) exceeds ``split_speed`` is a deep overlap: its velocity
+    target is the one without position feedback (0, or the bounce) and the push goes to
+    ``bias_pseudo`` for the pseudo-velocity pass (``pseudo_correction``) instead, which moves the
+    bodies without giving them the velocity. Returns the number of such contacts."""
+    deep = 0
     for c in range(contact_count):
         r = 3 * c
         dn = 0.0
@@ -106,9 +114,14 @@ def substep_contact_targets(contact_count, row_body, row_J, contact_depth, resti
             for k in range(3):
                 dn += row_J[r, side, k] * disp_lin[b, k] + row_J[r, side, 3 + k] * disp_ang[b, k]
         depth = contact_depth[c] - dn
+        pseudo = 0.0
         if depth >= 0.0:
             target = min(beta * max(depth - slop, 0.0), max_correction_speed)
             rigid = 0.0
+            if target > split_speed:
+                pseudo = target
+                target = 0.0
+                deep += 1
         else:
             target = depth / h
             rigid = target
@@ -118,6 +131,8 @@ def substep_contact_targets(contact_count, row_body, row_J, contact_depth, resti
             rigid = max(rigid, e)
         row_bias[r] = target
         row_bias_relax[r] = rigid
+        bias_pseudo[r] = pseudo
+    return deep
 
 
 @kernel
@@ -328,3 +343,40 @@ def solve_with_tree(warm, blocks, merit, manifold_start, manifold_count, row_cou
         return done, 0.0
     return done, final_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
                              row_lambda, v_lin, v_ang)
+
+
+@kernel
+def pseudo_correction(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo,
+                      row_lo, row_hi, row_link, row_mu, row_cfm, row_group, body_position, body_orientation,
+                      body_fixed, body_count, iterations, h, disp_ang, v_ang):
+    """The pseudo-velocity pass of position_correction="hybrid" (split impulse for the deep
+    contacts only): PGS sweeps from zero (own accumulated impulses lambda_p >= 0 and the rows' own
+    friction cones) solve J v_p = bias_pseudo -- the capped push ``max_correction_speed`` on the deep
+    contacts' normal rows, 0 on every other row, so shallow contacts and joints carry the push on
+    instead of being driven into -- then every dynamic body is displaced by h v_p and v_p is
+    dropped; a body it turns keeps its body-frame angular velocity (``turn_with_body``). The real
+    velocities never see the push: a deep overlap is separated at
+    ``max_correction_speed`` without kinetic energy, however jammed it is (a jam is an infeasible
+    LCP; its impulses grow from sweep to sweep, but they start from zero each pass and are never
+    kept). ``manifold_count`` > 0 uses the manifold block sweep (``block_sweep``), 0 scalar sweeps.
+    disp_ang += h w_p: the rotation since the step began, for ``substep_contact_targets``."""
+    lam_p = np.zeros(row_count)
+    vp_lin = np.zeros((body_count, 3))
+    vp_ang = np.zeros((body_count, 3))
+    for _ in range(iterations):
+        if manifold_count > 0:
+            block_sweep(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo,
+                        row_lo, row_hi, row_link, row_mu, row_cfm, row_group, lam_p, vp_lin, vp_ang)
+        else:
+            pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link,
+                      row_mu, row_cfm, row_group, lam_p, vp_lin, vp_ang)
+    for i in range(body_count):
+        for k in range(3):
+            vp_lin[i, k] *= h
+            vp_ang[i, k] *= h
+        if not body_fixed[i]:
+            displace_body(i, vp_lin, vp_ang, body_position, body_orientation)
+            turn_with_body(i, vp_ang, v_ang)
+            if disp_ang.shape[0] > i:
+                for k in range(3):
+                    disp_ang[i, k] += vp_ang[i, k]

@@ -33,7 +33,11 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             0 is Catto's plain scheme (001); default 1 per substep (``substeps``; 2 before issue 18,
             with one solve per step).
         position_correction: how overlap is pushed out. "relax" (default): Baumgarte feedback in the
-            velocity solve, then ``relax_iterations`` sweeps without it. "split": the velocity solve
+            velocity solve, then ``relax_iterations`` sweeps without it, for the contacts whose push
+            beta (depth - slop) is at most ``split_speed`` (1 m/s); deeper ones are pushed apart by
+            a pseudo-velocity pass per substep (``kernels.pseudo_correction``) whose velocities are
+            dropped (issue 17: before it, relax alone released the jam below at 21-23 m/s; now
+            1.2 m/s; ``split_speed`` >= ``max_correction_speed`` is the scheme before). "split": the velocity solve
             has no position feedback; a second PGS pass solves the Baumgarte targets into
             pseudo-velocities that only move the positions (split impulse), so releasing an overlap
             never adds kinetic energy (relax leaves what its sweeps do not remove: two spheres

@@ -8,11 +8,12 @@ import time
 import numpy as np
 
 from tumble._core import stages
-from tumble._core.contact.rows import store_contact_impulses
+from tumble._core.contact.rows import split_deep_rows, store_contact_impulses
 from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
+    pseudo_correction,
     relax_pgs,
     relax_pgs_blocks,
     solve_pgs,
@@ -33,6 +34,7 @@ _EMPTY = np.zeros(0)
 #: the sweeps' damping holds the same chain at 21 % with h = 1/60.
 TREE_MAX_SUBSTEP = 1.0 / 240.0 + 1e-12
 _EMPTY_INT = np.zeros(0, dtype=np.int64)
+_NO_DISP = np.zeros((0, 3))
 
 
 def manifold_starts(c) -> np.ndarray:
@@ -49,6 +51,13 @@ class PGSSolver(Solver):
     settings_class = PGSSettings
     capabilities = Capabilities(joints=True, counters=("iterations", "merit", "rows", "cache_hits", "joint_rows",
                                                        "joint_error", "joint_error_after"))
+
+    @classmethod
+    def release_speed(cls, settings) -> float:
+        """max_correction_speed: a contact pushes with the Baumgarte target beta (depth - slop) up to
+        ``split_speed`` in the velocity solve (the relax sweeps remove most of it); deeper ones move
+        by pseudo-velocities that are dropped ("split": every contact so)."""
+        return float(settings.max_correction_speed)
 
     def step(self, core, dt, prof, t):
         b, r, s = core.bodies, core.rows, core.settings
@@ -70,6 +79,12 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
+        # deep overlaps (push above split_speed) leave the velocity solve for the pseudo-velocity pass
+        deep, pseudo = 0, _EMPTY
+        if not split and c.count:
+            pseudo = np.zeros(r.count)
+            deep = split_deep_rows(c.count, c.contact_depth, s.baumgarte / dt, s.slop, s.max_correction_speed,
+                                   s.split_speed, r.row_bias, r.row_bias_relax, pseudo)
         if r.count == 0:     # nothing to solve: what solve_pgs returns for no rows, without the call
             iters, merit = (1 if s.tolerance > 0.0 else s.iterations), 0.0
         elif tree is not None:
@@ -96,12 +111,18 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "solve", t)
 
         stages.integrate_positions(core, dt)
+        if deep:
+            starts = manifold_starts(c) if s.normal_block_solve else _EMPTY_INT
+            pseudo_correction(starts, max(starts.shape[0] - 1, 0), r.count, r.row_body, r.row_J, r.row_B,
+                              r.row_inv_diag, pseudo, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
+                              r.row_group, b.body_position, b.body_orientation, b.body_fixed, b.count, s.iterations,
+                              dt, _NO_DISP, b.body_angular_velocity)
         t = stages.lap(prof, "integrate", t)
 
         if split and r.count:
             split_correction(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax,
                              r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, b.body_position,
-                             b.body_orientation, b.body_fixed, b.count, s.iterations, dt)
+                             b.body_orientation, b.body_fixed, b.count, s.iterations, dt, b.body_angular_velocity)
         elif s.relax_iterations > 0 and tree is not None:
             starts = manifold_starts(c) if (s.normal_block_solve and c.count) else _EMPTY_INT
             self._solve_tree(core, tree, starts, offset, r.row_bias_relax, s.relax_iterations, 0.0, False, False)
@@ -171,6 +192,7 @@ class PGSSolver(Solver):
             restitution = np.maximum(r.row_bias_relax[0:offset:3], 0.0)
             no_bounce = np.zeros_like(restitution)
             depth = c.contact_depth[: c.count].copy()
+            pseudo = np.zeros(rows)     # the pseudo pass's targets: the deep contacts' pushes, 0 elsewhere
         nb = b.count
         start = b.body_position[:nb].copy()
         disp_lin = np.zeros((nb, 3))
@@ -183,13 +205,15 @@ class PGSSolver(Solver):
         starts = manifold_starts(c) if (s.normal_block_solve and offset) else _EMPTY_INT
         tree = self._tree(core, h) if joint_rows else None
         t = stages.lap(prof, "prepare", t)
+        deep = 0
         for k in range(n):
             if offset:
                 # the bounce target only in the first substep (Box2D v3 applies restitution once per
                 # step): repeated, it re-launched a Newton's cradle's balls and gained energy
-                substep_contact_targets(c.count, r.row_body, r.row_J, depth, restitution if k == 0 else no_bounce,
-                                        disp_lin, disp_ang, beta, s.slop, s.max_correction_speed, h, r.row_bias,
-                                        r.row_bias_relax)
+                deep = substep_contact_targets(c.count, r.row_body, r.row_J, depth,
+                                               restitution if k == 0 else no_bounce, disp_lin, disp_ang, beta, s.slop,
+                                               s.max_correction_speed, s.split_speed, h, r.row_bias, r.row_bias_relax,
+                                               pseudo)
             if joint_rows:
                 kept = r.row_lambda[offset:rows].copy()
                 if k > 0:
@@ -227,6 +251,11 @@ class PGSSolver(Solver):
                 accumulate_displacement(nb, b.body_fixed, b.body_position, start, b.body_angular_velocity, h,
                                         disp_lin, disp_ang)
             stages.integrate_positions(core, h)
+            if deep:        # the deep overlaps pushed apart by pseudo-velocities, which are then dropped
+                pseudo_correction(starts, max(starts.shape[0] - 1, 0), rows, r.row_body, r.row_J, r.row_B,
+                                  r.row_inv_diag, pseudo, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
+                                  r.row_group, b.body_position, b.body_orientation, b.body_fixed, nb, sweeps, h,
+                                  disp_ang, b.body_angular_velocity)
             if offset:
                 disp_lin[:] = b.body_position[:nb] - start
             t = stages.lap(prof, "integrate", t)

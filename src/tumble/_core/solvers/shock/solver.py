@@ -96,6 +96,12 @@ class ShockSolver(Solver):
                 and np.array_equal(key[3], now[3]) and np.array_equal(key[4], now[4]))
 
     # ---------------------------------------------------------------- the step
+    @classmethod
+    def release_speed(cls, settings) -> float:
+        """0: correction() projects positions (000 eq. 46) and never writes velocities; with
+        ``baumgarte`` > 0 (not the default) the velocity solve pushes too, up to max_correction_speed."""
+        return float(settings.max_correction_speed) if settings.baumgarte > 0.0 else 0.0
+
     def step(self, core, dt, prof, t):
         if self._final_contacts_still_valid(core):
             # detect(t + dt) of the last step, depths updated by its final correction, is detect(t)
