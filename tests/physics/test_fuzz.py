@@ -190,6 +190,8 @@ def test_impulse_spinning_box_lifted_out_of_the_ground_keeps_the_bound():
 @pytest.mark.parametrize("scene", ["jam", "column"])
 def test_release_breaks_the_bound_with_the_old_single_pass(solver, scene):
     """The contrast for the examples above: with split_speed above every push (the code before
-    issue 17) the same worlds break the bound."""
-    _, _, excess = _run((solver, 1 / 60, JAM if scene == "jam" else COLUMN, []), split_speed=1e9)
+    issue 17; for jacobi also without its relax sweeps, which issue 18 added and which alone keep the
+    jam's release within the bound) the same worlds break the bound."""
+    old = {"split_speed": 1e9, **({"relax_iterations": 0} if solver == "jacobi" else {})}
+    _, _, excess = _run((solver, 1 / 60, JAM if scene == "jam" else COLUMN, []), **old)
     assert excess > 0.0
