@@ -24,6 +24,7 @@ from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
 from tumble._core.contact.layers import stack_heights
 from tumble._core.contact.rows import count_body_contacts, prepare_contact_rows
+from tumble._core.dynamics.integrate import free_flight as _free_flight
 from tumble._core.dynamics.integrate import integrate_positions as _integrate_positions
 from tumble._core.dynamics.integrate import integrate_positions_midpoint as _integrate_positions_midpoint
 from tumble._core.dynamics.integrate import integrate_velocities as _integrate_velocities
@@ -214,6 +215,16 @@ def integrate_positions(core, h: float, frozen=None) -> None:
     else:
         _integrate_positions(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
                              held, b.count, h)
+
+
+def free_flight(core, h: float, substeps: int) -> None:
+    """``substeps`` x (integrate_velocities(h), integrate_positions(h)) in one kernel call, for a step
+    with no rows: the same arithmetic as the calls one by one (``dynamics.integrate.free_flight``)."""
+    b, s = core.bodies, core.settings
+    _free_flight(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass,
+                 b.body_inertia_local, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force,
+                 b.body_torque, b.body_fixed, b.count, core.gravity, h, substeps, velocity_gyroscopic(s),
+                 free_rotation(s), s.linear_damping, s.angular_damping)
 
 
 # ---------------------------------------------------------------------------------------- joints
