@@ -37,7 +37,9 @@ from tumble.world import Contacts, World, WorldState
 def solvers() -> list[dict]:
     """The registered solvers, sorted by name: one dict each with ``name``, ``description``,
     ``settings`` (the settings class) and the declared capabilities (``joints``, ``sleeping``,
-    ``sleeping_meaning``, ``restitution``, ``elastic_bodies``, ``counters``)."""
+    ``sleeping_meaning``, ``restitution``, ``elastic_bodies``, ``counters``) and ``release_speed``
+    [m/s], the most speed a body pushed out of an overlap leaves with under the default settings
+    (``Solver.release_speed``, issue 17)."""
     import dataclasses
 
     from tumble._core.solvers import registry
@@ -46,7 +48,7 @@ def solvers() -> list[dict]:
     for name in registry.names():
         cls = registry.solver_class(name)
         out.append({"name": name, "description": cls.description, "settings": cls.settings_class,
-                    **dataclasses.asdict(cls.capabilities)})
+                    **dataclasses.asdict(cls.capabilities), "release_speed": cls.release_speed(cls.settings_class())})
     return out
 
 

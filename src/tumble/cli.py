@@ -164,7 +164,8 @@ def main(argv=None) -> int:
 
             for info in tumble.solvers():
                 caps = ", ".join(k for k in ("joints", "sleeping", "restitution", "elastic_bodies") if info[k])
-                print(f"{info['name']:10s} {info['description']}\n{'':10s} supports: {caps or '-'}")
+                print(f"{info['name']:10s} {info['description']}\n{'':10s} supports: {caps or '-'}; "
+                      f"overlaps released at <= {info['release_speed']:g} m/s")
             return 0
         if a.cmd == "run":
             res = run_scene(a.scene, a.solver, a.seconds, a.dt, a.record, progress=not a.json,

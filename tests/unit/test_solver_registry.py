@@ -107,3 +107,7 @@ def test_solvers_report_their_capabilities():
     assert info["impulse"]["sleeping"] and not info["pgs"]["sleeping"]
     for s in info.values():
         assert {f.name for f in dataclasses.fields(Capabilities)} <= set(s)
+    # the overlap release bound (issue 17): the correction speed limit of the velocity-level solvers,
+    # 0 for the ones that correct positions only
+    assert info["pgs"]["release_speed"] == tb.PGSSettings().max_correction_speed
+    assert info["shock"]["release_speed"] == info["impulse"]["release_speed"] == 0.0
