@@ -405,6 +405,20 @@ def correct_bodies(count, body_fixed, disp_lin, disp_ang, body_position, body_or
             turn_with_body(i, disp_ang, body_angular_velocity)
 
 
+@kernel
+def apply_pseudo_velocities(count, body_fixed, vp_lin, vp_ang, h, body_position, body_orientation,
+                            body_angular_velocity):
+    """The end of a split-impulse pass (pgs ``split_correction`` and ``pseudo_correction``, jacobi
+    ``jacobi_pseudo_correction``): the pseudo-velocities (v_p, w_p) become displacements h v_p, h w_p
+    in place, and every dynamic body moves by them as a pure correction (``correct_bodies``); v_p is
+    then dropped by the caller."""
+    for i in range(count):
+        for k in range(3):
+            vp_lin[i, k] *= h
+            vp_ang[i, k] *= h
+    correct_bodies(count, body_fixed, vp_lin, vp_ang, body_position, body_orientation, body_angular_velocity)
+
+
 @kernel(inline="always")
 def turn_with_body(i, disp_ang, v_ang):
     """w_i <- R(dtheta_i) w_i: body i's angular velocity turned by the rotation vector dtheta_i

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.dynamics.integrate import displace_body, turn_with_body
+from tumble._core.dynamics.integrate import apply_pseudo_velocities
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, row_velocity, warm_start
 
@@ -122,10 +122,4 @@ def jacobi_pseudo_correction(row_count, row_body, row_J, row_B, row_inv_diag, bi
     for _ in range(iterations):
         jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link, row_mu,
                      row_cfm, lam_p, vp_lin, vp_ang, relaxation, delta)
-    for i in range(body_count):
-        for k in range(3):
-            vp_lin[i, k] *= dt
-            vp_ang[i, k] *= dt
-        if not body_fixed[i]:
-            displace_body(i, vp_lin, vp_ang, body_position, body_orientation)
-            turn_with_body(i, vp_ang, v_ang)
+    apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, dt, body_position, body_orientation, v_ang)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.dynamics.integrate import displace_body, turn_with_body
+from tumble._core.dynamics.integrate import apply_pseudo_velocities
 from tumble._core.dynamics.joints.tree import tree_sweep
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, pgs_sweep, row_velocity, sweep_rows, warm_start
@@ -74,13 +74,7 @@ def split_correction(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, 
     for _ in range(iterations):
         pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, bias_p, row_lo, row_hi, row_link, row_mu,
                   row_cfm, row_group, lam_p, vp_lin, vp_ang)
-    for i in range(body_count):
-        for k in range(3):
-            vp_lin[i, k] *= dt
-            vp_ang[i, k] *= dt
-        if not body_fixed[i]:
-            displace_body(i, vp_lin, vp_ang, body_position, body_orientation)
-            turn_with_body(i, vp_ang, v_ang)
+    apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, dt, body_position, body_orientation, v_ang)
 
 
 @kernel
@@ -370,13 +364,8 @@ def pseudo_correction(manifold_start, manifold_count, row_count, row_body, row_J
         else:
             pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link,
                       row_mu, row_cfm, row_group, lam_p, vp_lin, vp_ang)
-    for i in range(body_count):
-        for k in range(3):
-            vp_lin[i, k] *= h
-            vp_ang[i, k] *= h
+    apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, h, body_position, body_orientation, v_ang)
+    for i in range(min(body_count, disp_ang.shape[0])):
         if not body_fixed[i]:
-            displace_body(i, vp_lin, vp_ang, body_position, body_orientation)
-            turn_with_body(i, vp_ang, v_ang)
-            if disp_ang.shape[0] > i:
-                for k in range(3):
-                    disp_ang[i, k] += vp_ang[i, k]
+            for k in range(3):
+                disp_ang[i, k] += vp_ang[i, k]
