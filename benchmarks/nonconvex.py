@@ -80,16 +80,22 @@ def run_scene(name: str, params: dict, solver: str, seconds: float) -> dict:
     r = m.result()
     timed = ms[10:] or ms
     dyn = int(np.sum(~np.array([b.fixed for b in spec.bodies])))
+    # the fastest possible impact: free fall from the highest start [m/s] (its one step, x dt, is how deep
+    # a body gets before its contact is first seen)
+    top = max(b.position[2] for b in spec.bodies if not b.fixed)
+    fall_speed = float(np.sqrt(2.0 * 9.81 * max(top, 0.0)))
     return {"scene": name, "params": params, "solver": solver, "bodies": dyn,
             "geoms": int(w.geoms.count) if hasattr(w, "geoms") else None, "steps": len(ms), "build_s": build_s,
             "ms_per_step": float(np.median(timed)) if timed else float("nan"),
             "ms_max": float(np.max(timed)) if timed else float("nan"),
+            "ms_p95": float(np.percentile(timed, 95)) if timed else float("nan"),
             "narrow_ms": float(np.median(narrow[10:] or narrow)) if narrow else float("nan"),
             "contacts_median": int(np.median(contacts)) if contacts else 0,
             "contacts_last": contacts[-1] if contacts else 0, "max_penetration": float(r["max_penetration"]),
             "energy_initial": float(r["energy_initial"]), "energy_end": float(r["energy"]),
             "energy_max_gain": float(r["energy_max_gain"]), "kinetic_end": float(w.kinetic_energy()),
-            "max_speed_end": float(np.max(np.linalg.norm(w.linear_velocities, axis=1))), "error": error}
+            "max_speed_end": float(np.max(np.linalg.norm(w.linear_velocities, axis=1))), "fall_speed": fall_speed,
+            "error": error}
 
 
 def decomposition(quick: bool) -> list[dict]:
@@ -200,21 +206,51 @@ def paper_rows(quick: bool, row, command: str) -> tuple[list[dict], list[str]]:
         for solver in ("shock", "pgs"):
             r = run_scene(name, params, solver, seconds)
             log(f"000 {name} {solver}: {r}")
+            # blowing up = a failed step, energy gained, or a body faster than free fall from the top start
             ok = ok and not r["error"] and r["energy_max_gain"] < 1.0 + 1e-6 * abs(r["energy_initial"]) \
-                and r["max_penetration"] < 0.2
-            cells.append(f"{solver}: {r['bodies']} bodies, {r['ms_per_step']:.0f} ms/step median, worst "
-                         f"{r['ms_max'] / 1e3:.2f} s, {r['contacts_median']} contacts, depth "
-                         f"{1e3 * r['max_penetration']:.0f} mm, energy gain {r['energy_max_gain']:.2g} J"
+                and r["max_speed_end"] < 1.1 * r["fall_speed"]
+            cells.append(f"{solver}: {r['bodies']} bodies, {r['ms_per_step']:.0f} ms/step median, p95 "
+                         f"{r['ms_p95']:.0f} ms, worst {r['ms_max'] / 1e3:.2f} s, {r['contacts_median']} contacts, "
+                         f"depth {1e3 * r['max_penetration']:.0f} mm (impact speed x dt "
+                         f"{1e3 * r['fall_speed'] * 0.01:.0f} mm), energy gain {r['energy_max_gain']:.2g} J"
                          + (f", {r['error']}" if r["error"] else ""))
         size_note = "" if size is None or params.get("count") == size else f" (ours {params['count']} bodies)"
         rows.append(row(f"{claim}{size_note}, {seconds:g} s at dt 0.01: runs without blowing up; worst step time",
                         f"worst frame {worst_s} s (1.7 GHz CPU)", "; ".join(cells),
-                        ("reproduces" if ok else "does not") + " (runs, no energy gain, depth < 20 cm; times from "
-                        "different hardware and collision detection: CoACD compounds, not SDFs)", command))
+                        ("reproduces" if ok else "does not") + " (runs: no failed step, no energy gain, no body "
+                        "faster than free fall; the depth is the last step's fall, the paper's 'extreme "
+                        "penetrations'; times are from other hardware and collision detection: CoACD compounds, "
+                        "not SDFs)", command))
     notes = ["Non-convex rows: bodies are compounds of convex pieces (the cow: CoACD 1.0.14, 19 hulls, "
              "`tools/make_nonconvex_hulls.py`), not the paper's signed distance maps; why: "
              "`benchmarks/results/<machine>/nonconvex.md` (`python benchmarks/nonconvex.py`)."]
     return rows, notes
+
+
+def pair_cost(reps: int = 300) -> dict:
+    """Collision detection (``stages.collide``: frames, broad and narrow phase, cache) of two cows without
+    gravity, far apart, side by side with 2 cm of overlap (body on body) and one deep inside the other;
+    microseconds per call minus the far-apart one = the cost of one cow-cow pair of compounds."""
+    from tumble._core import stages
+
+    cow = nc.cow_shape()
+    out = {}
+    for label, pos in (("apart", (5.0, 0.0, 0.0)), ("side by side", (0.0, 0.74, 0.0)),
+                       ("deep", (0.3, 0.15, 0.6))):
+        w = tb.World(gravity=(0.0, 0.0, 0.0))
+        w.add_body(cow, (0.0, 0.0, 0.0))
+        w.add_body(cow, pos)
+        prof = {}
+        for _ in range(5):
+            n = stages.collide(w._core, prof, 0.0, True)
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            n = stages.collide(w._core, prof, 0.0, True)
+        out[label] = {"us": 1e6 * (time.perf_counter() - t0) / reps, "contacts": int(n),
+                      "geom_pairs": int(w._core.counters.get("pairs", 0))}
+    for label in ("side by side", "deep"):
+        out[label]["pair_us"] = out[label]["us"] - out["apart"]["us"]
+    return out
 
 
 def main(argv=None) -> int:
@@ -226,6 +262,8 @@ def main(argv=None) -> int:
     deco = decomposition(args.quick)
     sdf = sdf_estimate()
     log(f"sdf: {sdf}")
+    pairs = pair_cost()
+    log(f"compound pair cost: {pairs}")
     runs = []
     for name, (full, quick) in SCENES.items():
         for solver in SOLVERS:
@@ -247,17 +285,28 @@ def main(argv=None) -> int:
              f"built in {sdf['build_s']:.1f} s, {sdf['memory_mb']:.1f} MB per cow shape; one cow-cow query "
              f"({sdf['surface_points']} surface points each way, trilinear, Numba) {sdf['query_us_per_pair']:.0f} us.",
              "",
+             "Compound cow-cow pair (collision detection of two cows minus that of two far apart): "
+             + "; ".join(f"{k}: {v['pair_us']:.0f} us ({v['geom_pairs']} hull pairs, {v['contacts']} contacts)"
+                         for k, v in pairs.items() if "pair_us" in v) + ".", "",
+             "**Choice: convex decomposition (CoACD compounds).** The distance map is cheaper per deep pair and to "
+             "precompute, but at 64^3 its cell is wider than the cow's tail (30 mm radius) and horns (25 mm), which "
+             "it cannot resolve (8 mm cells: 280^3, ~170 MB per shape), its vertex samples miss edge-edge contacts, "
+             "and it is a new geometry type for every narrow-phase pair, the elastic coupling, scene files and the "
+             "peers; the compounds run in every solver and pair today, and CoACD's one-off run is shipped (12 kB). "
+             "Their price is the hull-hull SAT (faces x edges of 25-75-vertex hulls) on deep overlaps.", "",
              "## Scenes", "",
              md_table(["scene", "solver", "bodies", "steps", "ms/step (median)", "ms/step (max)", "narrow ms",
-                       "contacts (median / last)", "max depth mm", "E start J", "max E gain J", "KE end J",
-                       "error"],
+                       "contacts (median / last)", "max depth mm", "top impact speed x dt mm", "E start J",
+                       "max E gain J", "KE end J", "error"],
                       [[r["scene"] + (f" {r['params']}" if r["params"] else ""), r["solver"], str(r["bodies"]),
                         str(r["steps"]), f"{r['ms_per_step']:.1f}", f"{r['ms_max']:.0f}", f"{r['narrow_ms']:.1f}",
                         f"{r['contacts_median']} / {r['contacts_last']}", f"{1e3 * r['max_penetration']:.1f}",
+                        f"{10 * r['fall_speed']:.0f}",
                         f"{r['energy_initial']:.4g}", f"{r['energy_max_gain']:.3g}", f"{r['kinetic_end']:.3g}",
                         r["error"] or "-"] for r in runs])]
     write_markdown(start.out / "nonconvex.md", lines)
-    write_json(start.out / "nonconvex.json", {"meta": meta, "decomposition": deco, "sdf": sdf, "runs": runs})
+    write_json(start.out / "nonconvex.json", {"meta": meta, "decomposition": deco, "sdf": sdf, "pairs": pairs,
+                                              "runs": runs})
     log(f"wrote {start.out / 'nonconvex.md'}")
     return 0
 
