@@ -214,7 +214,7 @@ def _open_box(s: SceneSpec, half_width: float, height: float, material: Material
 def cow_pile(*, count: int = 250, per_row: int = 5, drop: float = 0.0, friction: float = 0.5,
              density: float = 1000.0, seed: int = 0, seconds: float = 5.0) -> SceneSpec:
     """Cows on a grid of ``per_row`` x ``per_row`` per layer, layers above each other, ``drop_pitch`` apart
-    (3.1 m: no two overlap whatever their turn), the lowest at half a pitch + ``drop`` above the ground,
+    (3.24 m: no two overlap whatever their turn), the lowest at half a pitch + ``drop`` above the ground,
     each turned at random (``seed``). The paper dropped 250 cows "from several hundred meters"; ``drop`` adds height."""
     _check("cow_pile", count=count, per_row=per_row, friction=friction, density=density, seconds=seconds)
     if not (math.isfinite(float(drop)) and float(drop) >= 0.0):
@@ -243,7 +243,7 @@ SILO_WALL = 0.06  # [m] half thickness of the walls
 def silo(*, count: int = 400, opening: float = 0.35, size: float = 0.1, friction: float = 0.4,
          density: float = 1000.0, seed: int = 0, seconds: float = 5.0) -> SceneSpec:
     """The funnel's four walls are fixed boxes tilted by atan((SILO_HALF - opening) / (neck - outlet)) from
-    the vertical (34 degrees for the defaults), each as wide as the bin so neighbours overlap at the
+    the vertical (23.4 degrees for the defaults), each as wide as the bin so neighbours overlap at the
     corners (fixed bodies do not collide with each other); the bin's walls stand on the funnel's top.
     Bodies (spheres radius ``size``, cubes half ``size``, jacks of arm ``1.3 size``, in turn) start on a
     grid inside the bin and fall through the opening."""
