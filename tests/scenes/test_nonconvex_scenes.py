@@ -13,6 +13,7 @@ from scipy.spatial import ConvexHull as Qhull
 
 import tumble as tb
 import tumble.scenes as scenes
+from tumble._core import stages
 from tumble.scenes import nonconvex as nc
 from tumble.scenes.metrics import SceneMetrics
 
@@ -30,6 +31,8 @@ def test_scenes_are_registered_and_build():
         w = scenes.build(name, **params)
         assert w.body_count == len(w.scene.bodies)
         assert w.default_dt == 0.01
+        # nothing starts touching (drop_pitch keeps the bodies apart, the walls clear of them)
+        assert stages.collide(w._core, {}, 0.0, False) == 0, name
 
 
 def test_cow_mesh_is_watertight_and_non_convex(mesh):
