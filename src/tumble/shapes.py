@@ -335,6 +335,12 @@ class Compound(Shape):
         parts = []
         for shape, pos, quat in self.children:
             v, c, inertia = shape.mass_properties()
+            if isinstance(shape, ConvexHull):
+                # a hull's mass properties are about its own centre of mass, which sits at ``centroid``
+                # in the frame of its points (World._add_geom moves the geom there too); without this
+                # shift a hull child whose points are not centred on 0 (a convex decomposition's
+                # pieces, all in the mesh frame) put its mass at the child position instead
+                c = shape.centroid
             R = quat_to_matrix_py(quat)
             cw = pos + R @ c
             parts.append((v, cw, R @ inertia @ R.T))
@@ -352,5 +358,9 @@ class Compound(Shape):
         return vol, np.zeros(3), inertia
 
     def bounding_radius(self):
+        from tumble._core.math3d import quat_to_matrix_py
+
         com = self.centroid
-        return max(float(np.linalg.norm(pos - com)) + s.bounding_radius() for s, pos, _ in self.children)
+        # a hull child's radius is about its own centre of mass (at ``centroid`` in its points' frame)
+        return max(float(np.linalg.norm(pos + quat_to_matrix_py(q) @ getattr(s, "centroid", np.zeros(3)) - com))
+                   + s.bounding_radius() for s, pos, q in self.children)

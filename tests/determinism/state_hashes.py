@@ -28,6 +28,9 @@ VARIANTS: dict[str, dict] = {
     "tower_roof": {"courses": 6, "impact_time": 0.33, "cannon_time": 0.4, "cannon_distance": 0.5},
     "falling_roof": {},
     "pile1000": {"count": 300},
+    "cow_pile": {"count": 8, "per_row": 2},
+    "silo": {"count": 60},
+    "soli3000": {"count": 200, "half_width": 0.8},
 }
 
 

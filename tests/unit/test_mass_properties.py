@@ -69,6 +69,22 @@ def test_compound_centroid_and_rotated_child():
     assert inertia[0, 0] > bi[1, 1]  # x now sees the box's long dimension
 
 
+def test_compound_of_off_centre_hulls_keeps_their_centres():
+    """Regression (issue 21): a hull child's mass sits at its own centroid (points not centred on 0, as a
+    convex decomposition gives them), not at the child position. Oracle: two unit cubes as hulls at
+    x in [0, 1] and [5, 6] equal two Box children at x = 0.5 and 5.5."""
+    cube = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
+    hulls = tb.Compound([(tb.ConvexHull(cube + [5.0, 0, 0]), (0, 0, 0)), (tb.ConvexHull(cube), (0, 0, 0))])
+    box = tb.Box((0.5, 0.5, 0.5))
+    boxes = tb.Compound([(box, (5.5, 0.5, 0.5)), (box, (0.5, 0.5, 0.5))])
+    np.testing.assert_allclose(hulls.centroid, [3.0, 0.5, 0.5], atol=1e-12)
+    np.testing.assert_allclose(hulls.mass_properties()[2], boxes.mass_properties()[2], atol=1e-12)
+    w = tb.World()
+    b = w.add_body(hulls, mass=2.0)
+    np.testing.assert_allclose(w.position(b), [3.0, 0.5, 0.5], atol=1e-12)
+    np.testing.assert_allclose(w.inertia(b)[0, 0], 2.0 / 6.0, atol=1e-12)
+
+
 def test_world_uses_density_mass_and_inertia():
     w = tb.World()
     b = w.add_body(tb.Box(half_extents=(0.5, 0.5, 0.5)), density=700.0)

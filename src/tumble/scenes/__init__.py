@@ -19,6 +19,7 @@ from tumble.scenes import gauss as _gauss  # noqa: F401  (registers the scenes o
 from tumble.scenes import impulse as _impulse  # noqa: F401  (registers the scenes of paper 004)
 from tumble.scenes import joints as _joints  # noqa: F401  (registers the joint scenes)
 from tumble.scenes import library as _library
+from tumble.scenes import nonconvex as _nonconvex  # noqa: F401  (registers the non-convex scenes of paper 000)
 from tumble.scenes import stacking as _stacking  # noqa: F401  (registers the scenes of paper 000)
 from tumble.scenes.spec import BodySpec, ElasticSpec, SceneSpec
 

@@ -112,7 +112,8 @@ def local_half_extent(shape: Shape, R: np.ndarray) -> tuple[np.ndarray, np.ndarr
         for child, pos, quat in shape.children:
             Rc = quat_to_matrices(quat)[0]
             lo, hi = local_half_extent(child, R @ Rc)
-            c = R @ (np.asarray(pos) - com)
+            # a hull's extent is about its own centre of mass, at ``centroid`` in its points' frame
+            c = R @ (np.asarray(pos) + Rc @ np.asarray(getattr(child, "centroid", np.zeros(3))) - com)
             los.append(c + lo)
             his.append(c + hi)
         return np.min(los, axis=0), np.max(his, axis=0)

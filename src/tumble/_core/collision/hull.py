@@ -135,15 +135,18 @@ def _coplanar_groups(qh) -> list[list[int]]:
     return list(groups.values())
 
 
-def _polygon_ccw(pts: np.ndarray, ids: np.ndarray, normal: np.ndarray, scale: float) -> list[int]:
-    """Order the vertex ids of a convex planar polygon counter-clockwise about ``normal`` and drop
-    vertices lying on the straight line through their neighbours."""
+def _polygon_ccw(pts: np.ndarray, ids: np.ndarray, normal: np.ndarray, scale: float,
+                 drop_collinear: bool = True) -> list[int]:
+    """Order the vertex ids of a convex planar polygon counter-clockwise about ``normal`` and (with
+    ``drop_collinear``) drop vertices lying on the straight line through their neighbours."""
     u = np.cross(normal, [1.0, 0.0, 0.0] if abs(normal[0]) < 0.9 else [0.0, 1.0, 0.0])
     u /= np.linalg.norm(u)
     w = np.cross(normal, u)  # (u, w, normal) is right handed, so increasing angle is CCW
     q = pts[ids] - pts[ids].mean(axis=0)
     ang = np.arctan2(q @ w, q @ u)
     ordered = [int(i) for i in ids[np.argsort(ang)]]
+    if not drop_collinear:
+        return ordered
     keep = []
     n = len(ordered)
     for k in range(n):
@@ -247,6 +250,20 @@ def build_hull(points) -> HullData:
     except QhullError as exc:
         raise ShapeError(f"ConvexHull: field points is degenerate for Qhull: {exc}".split("\n")[0]) from exc
     scale = float(np.max(np.ptp(p, axis=0)))
+    try:
+        return _assemble(p, _faces(qh, p, scale, True), "ConvexHull")
+    except ShapeError as exc:
+        if "does not close" not in str(exc):
+            raise
+    # A vertex dropped as collinear from one merged polygon can still be a corner of a neighbouring
+    # face that was not merged (nearly flat but bent regions of a tessellated curved surface: 4 of the
+    # 19 CoACD pieces of the procedural cow, issue 21), which leaves the boundary open. Keep every
+    # vertex of every polygon then: a near-collinear vertex only adds a short edge.
+    return _assemble(p, _faces(qh, p, scale, False), "ConvexHull")
+
+
+def _faces(qh, p: np.ndarray, scale: float, drop_collinear: bool) -> list[list[int]]:
+    """Polygon faces (CCW vertex ids into ``p``) from Qhull's triangles, coplanar ones merged."""
     faces = []
     for group in _coplanar_groups(qh):
         ids = np.unique(qh.simplices[group].ravel())
@@ -254,10 +271,10 @@ def build_hull(points) -> HullData:
         tri = qh.simplices[group]
         areas = np.linalg.norm(np.cross(p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]]), axis=1)
         normal = qh.equations[group[int(np.argmax(areas))], :3]
-        face = _polygon_ccw(p, ids, normal, scale)
+        face = _polygon_ccw(p, ids, normal, scale, drop_collinear)
         if len(face) >= 3:
             faces.append(face)
-    return _assemble(p, faces, "ConvexHull")
+    return faces
 
 
 def box_hull(half_extents) -> HullData:
