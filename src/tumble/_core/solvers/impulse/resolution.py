@@ -31,6 +31,10 @@ UNLIMITED_FACTOR = 1000.0
 SLIP_SPEED = 1e-6
 #: fixed-point iterations for the direction of the kinetic impulse against the post-impulse slip
 SLIP_ITERATIONS = 8
+#: the iteration counts as settled when its last step turned mu_k d by less than this x mu_k (1e-3 rad);
+#: a non-settled one alternates between directions about 1 rad or more apart (issue 17's 12 m box: 1.1
+#: rad) and falls back to Alg. 8's direction
+SLIP_SETTLED = 1e-3
 
 
 @kernel(exact=True, inline="always", error_model="numpy")
@@ -44,6 +48,18 @@ def _basis_y(n0, n1, n2):
         y0, y1, y2 = 0.0, n2, -n1
     inv = 1.0 / math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
     return y0 * inv, y1 * inv, y2 * inv
+
+
+@kernel(exact=True, inline="always", error_model="numpy")
+def _k_rows(k00, k01, k02, k10, k11, k12, k20, k21, k22):
+    """Rows 1 and 2 of K_c = (K_c^-1)^-1 from the stored inverse, by cofactors over its determinant
+    (K10, K11, K12, K20, K21, K22); zeros if the stored inverse is singular."""
+    kdet = k00 * (k11 * k22 - k12 * k21) - k01 * (k10 * k22 - k12 * k20) + k02 * (k10 * k21 - k11 * k20)
+    if kdet == 0.0:
+        return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    kd = 1.0 / kdet
+    return ((k12 * k20 - k10 * k22) * kd, (k00 * k22 - k02 * k20) * kd, (k02 * k10 - k00 * k12) * kd,
+            (k10 * k21 - k11 * k20) * kd, (k01 * k20 - k00 * k21) * kd, (k00 * k11 - k01 * k10) * kd)
 
 
 @kernel(exact=True, inline="always", error_model="numpy")
@@ -276,6 +292,7 @@ def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, ma
                     j2 = kinv[c, 2, 0] * t0 + kinv[c, 2, 1] * t1 + kinv[c, 2, 2] * t2
                     alpha = j1 * j1 + j2 * j2
                     ms = mu_s[c]
+                    guard = e > 0.0  # static with restitution may gain energy (see the guard below)
                     if alpha > ms * ms * j0 * j0:
                         # kinetic: dj = dj0 (e_n + mu_k d), d a unit tangent, dj0 from the normal row
                         # krow . dj = t0. Alg. 8 takes d along the static solution's (j1, j2). A contact
@@ -288,53 +305,98 @@ def _resolve_loop(jb0, jb1, bin_batches, batch_contact_start, batch_contacts, ma
                         # in 1 s, not the closed form's 1.634 m. A contact starting to slip (a box at rest
                         # on a slope within its friction angle, corner by corner) keeps Alg. 8's, which
                         # lets the contacts together stop it (opposing the slip there left it creeping).
+                        # The iteration need not converge: where the normal impulse's own tangential
+                        # effect (K_t0 dj0, a long lever: a 12 m box on its corner) outweighs the slip,
+                        # every d reverses the slip and no d opposes it (the iterates alternate between
+                        # two directions). Issue 17: stopping there at the last iterate pushed the
+                        # contact along its slip and gained 63 J in one impulse. Then Alg. 8's direction.
+                        guard = True
                         beta = mu_k[c] / math.sqrt(alpha)
-                        if t1 * t1 + t2 * t2 <= slip_speed * slip_speed or mu_k[c] <= 0.0:     # Alg. 8
-                            j0 = t0 / (krow[c, 0] + beta * (krow[c, 1] * j1 + krow[c, 2] * j2))
-                            lam = beta * j0
-                            j1 *= lam
-                            j2 *= lam
-                        else:
+                        algo8 = t1 * t1 + t2 * t2 <= slip_speed * slip_speed or mu_k[c] <= 0.0
+                        if not algo8:
                             d1 = j1 * beta
                             d2 = j2 * beta           # mu_k d
                             den = krow[c, 0] + krow[c, 1] * d1 + krow[c, 2] * d2
-                            # K = (K_c^-1)^-1 (rows 1, 2 needed), by cofactors of kinv
                             k00, k01, k02 = kinv[c, 0, 0], kinv[c, 0, 1], kinv[c, 0, 2]
                             k10, k11, k12 = kinv[c, 1, 0], kinv[c, 1, 1], kinv[c, 1, 2]
                             k20, k21, k22 = kinv[c, 2, 0], kinv[c, 2, 1], kinv[c, 2, 2]
-                            kdet = (k00 * (k11 * k22 - k12 * k21) - k01 * (k10 * k22 - k12 * k20)
-                                    + k02 * (k10 * k21 - k11 * k20))
-                            if kdet != 0.0:
-                                kd = 1.0 / kdet
-                                K10 = (k12 * k20 - k10 * k22) * kd
-                                K11 = (k00 * k22 - k02 * k20) * kd
-                                K12 = (k02 * k10 - k00 * k12) * kd
-                                K20 = (k10 * k21 - k11 * k20) * kd
-                                K21 = (k01 * k20 - k00 * k21) * kd
-                                K22 = (k00 * k11 - k01 * k10) * kd
-                                for _ in range(SLIP_ITERATIONS):
-                                    if den <= 0.0:
-                                        break
-                                    g0 = t0 / den
-                                    s1 = -t1 + K10 * g0 + g0 * (K11 * d1 + K12 * d2)   # u_t' = u_t + (K dj)_t
-                                    s2 = -t2 + K20 * g0 + g0 * (K21 * d1 + K22 * d2)
-                                    ss = math.sqrt(s1 * s1 + s2 * s2)
-                                    if ss <= SLIP_SPEED:
-                                        break
-                                    e1 = -mu_k[c] * s1 / ss
-                                    e2 = -mu_k[c] * s2 / ss
-                                    dn = krow[c, 0] + krow[c, 1] * e1 + krow[c, 2] * e2
-                                    if dn <= 0.0:      # a lever so long friction would pull the point in
-                                        break
-                                    change = abs(e1 - d1) + abs(e2 - d2)
-                                    d1 = e1
-                                    d2 = e2
-                                    den = dn
-                                    if change <= 1e-12 * mu_k[c]:
-                                        break
-                            j0 = t0 / den
-                            j1 = j0 * d1
-                            j2 = j0 * d2
+                            K10, K11, K12, K20, K21, K22 = _k_rows(k00, k01, k02, k10, k11, k12, k20, k21, k22)
+                            converged = False
+                            change = 0.0
+                            for _ in range(SLIP_ITERATIONS):
+                                if den <= 0.0:
+                                    break
+                                g0 = t0 / den
+                                s1 = -t1 + K10 * g0 + g0 * (K11 * d1 + K12 * d2)   # u_t' = u_t + (K dj)_t
+                                s2 = -t2 + K20 * g0 + g0 * (K21 * d1 + K22 * d2)
+                                ss = math.sqrt(s1 * s1 + s2 * s2)
+                                if ss <= SLIP_SPEED:
+                                    converged = True
+                                    break
+                                e1 = -mu_k[c] * s1 / ss
+                                e2 = -mu_k[c] * s2 / ss
+                                dn = krow[c, 0] + krow[c, 1] * e1 + krow[c, 2] * e2
+                                if dn <= 0.0:      # a lever so long friction would pull the point in
+                                    break
+                                change = abs(e1 - d1) + abs(e2 - d2)
+                                d1 = e1
+                                d2 = e2
+                                den = dn
+                                if change <= 1e-12 * mu_k[c]:
+                                    converged = True
+                                    break
+                            if converged or (den > 0.0 and change <= SLIP_SETTLED * mu_k[c]):
+                                j0 = t0 / den
+                                j1 = j0 * d1
+                                j2 = j0 * d2
+                            else:
+                                algo8 = True
+                        if algo8:  # Alg. 8, Eq. 3.5.7-3.5.8
+                            den = krow[c, 0] + beta * (krow[c, 1] * j1 + krow[c, 2] * j2)
+                            if den > 0.0:
+                                j0 = t0 / den
+                                lam = beta * j0
+                                j1 *= lam
+                                j2 *= lam
+                            else:  # friction on the cone would pull the point in (Painlevé): no dj0 > 0 fits
+                                j0 = t0 / krow[c, 0]
+                                j1 = 0.0
+                                j2 = 0.0
+                    if guard:
+                        # Energy guard (tumble, issue 17; not in 004): one contact's impulse dj changes the
+                        # kinetic energy by dE = dj . u + 1/2 dj . K dj (u the contact velocity before,
+                        # K = K_c). The frictionless impulse dj_n = t0 / K_00 e_n gives
+                        # dE_n = -(1 - e^2) u0^2 / (2 K_00) <= 0, but with friction dE can be > 0: a
+                        # kinetic impulse whose d does not oppose the slip after it, or the static impulse
+                        # with e > 0 (then dE = (e^2 u0^2 (K^-1)_00 - u . K^-1 u) / 2, > 0 for long levers).
+                        # Such an impulse is blended towards dj_n: dj(l) = dj_n + l (dj - dj_n) keeps the
+                        # normal row (krow . dj(l) = t0) and stays in the friction cone (convex), and
+                        # dE(l) = dE_n + l b + l^2 c / 2 is convex with dE(0) <= 0, so the largest l in
+                        # [0, 1] with dE(l) <= 0 is the root l = (-b + sqrt(b^2 - 2 c dE_n)) / c.
+                        k00, k01, k02 = kinv[c, 0, 0], kinv[c, 0, 1], kinv[c, 0, 2]
+                        k10, k11, k12 = kinv[c, 1, 0], kinv[c, 1, 1], kinv[c, 1, 2]
+                        k20, k21, k22 = kinv[c, 2, 0], kinv[c, 2, 1], kinv[c, 2, 2]
+                        K10, K11, K12, K20, K21, K22 = _k_rows(k00, k01, k02, k10, k11, k12, k20, k21, k22)
+                        K00, K01, K02 = krow[c, 0], krow[c, 1], krow[c, 2]
+                        kj0 = K00 * j0 + K01 * j1 + K02 * j2
+                        kj1 = K10 * j0 + K11 * j1 + K12 * j2
+                        kj2 = K20 * j0 + K21 * j1 + K22 * j2
+                        de = j0 * u0 + j1 * u1 + j2 * u2 + 0.5 * (j0 * kj0 + j1 * kj1 + j2 * kj2)
+                        if de > 0.0:
+                            n0 = t0 / K00
+                            de_n = n0 * u0 + 0.5 * n0 * n0 * K00
+                            q0, q1, q2 = j0 - n0, j1, j2          # dj - dj_n
+                            kq0 = K00 * q0 + K01 * q1 + K02 * q2
+                            kq1 = K10 * q0 + K11 * q1 + K12 * q2
+                            kq2 = K20 * q0 + K21 * q1 + K22 * q2
+                            bq = q0 * u0 + q1 * u1 + q2 * u2 + n0 * kq0   # dq . u + dq . K dj_n (K symmetric)
+                            cq = q0 * kq0 + q1 * kq1 + q2 * kq2
+                            disc = bq * bq - 2.0 * cq * min(de_n, 0.0)
+                            lam = (-bq + math.sqrt(max(disc, 0.0))) / cq if cq > 0.0 else 0.0
+                            lam = min(max(lam, 0.0), 1.0)
+                            j0 = n0 + lam * q0
+                            j1 = lam * q1
+                            j2 = lam * q2
                     p0 = basis[c, 0, 0] * j0 + basis[c, 0, 1] * j1 + basis[c, 0, 2] * j2
                     p1 = basis[c, 1, 0] * j0 + basis[c, 1, 1] * j1 + basis[c, 1, 2] * j2
                     p2 = basis[c, 2, 0] * j0 + basis[c, 2, 1] * j1 + basis[c, 2, 2] * j2

@@ -99,7 +99,11 @@ class ImpulseSettings(ContactSettings, SolverSettings):
             direction. "static": always along the static solution's tangential impulse, as Alg. 8
             writes it. Measured, a 0.4 x 0.4
             x 0.2 m box on a 30 deg slope (mu 0.2, 240 Hz) slides in 1 s: "static" 1.750 m (+7 %),
-            "slip" 1.633 m (-0.06 %); closed form g (sin th - mu cos th) / 2 = 1.634 m.
+            "slip" 1.633 m (-0.06 %); closed form g (sin th - mu cos th) / 2 = 1.634 m. Where the
+            iteration for the slip direction does not settle (it alternates when the normal impulse itself
+            reverses the slip: a 12 m box on its corner) the contact takes Alg. 8's direction (issue 17).
+            With either, an impulse that would raise the kinetic energy is blended towards the
+            frictionless one (resolution.py's energy guard; not in 004).
         parallel_batches: solve independent batches on all cores (prange over batches grouped
             into one bin per thread, largest first); the result is the same as serial. Default True.
         contact_margin: [m] default 0: the thesis resolves the contacts detection reports; a
