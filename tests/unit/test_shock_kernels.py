@@ -7,7 +7,8 @@ from tests.naive.shock import naive_heights, naive_shock_propagation, row_blocks
 from tests.unit.test_solver_kernels import _random_problem
 from tumble._core import types as T
 from tumble._core.contact.layers import articulated_heights, build_layers, stack_heights
-from tumble._core.solvers.shock.kernels import correction, shock_propagation
+from tumble._core.rows import sweep_rows
+from tumble._core.solvers.shock.kernels import block_sweep, correction, shock_propagation
 
 
 def _layered(P, n_bodies, fixed):
@@ -204,3 +205,52 @@ def test_walls_do_not_root_the_stack_layers():
     # 000 §4 as written (no up vector): every fixed contact roots; 3 and 4 get height 1
     assert articulated_heights(len(rows), row_body, kind, row_J, np.zeros(3), 0.5, 5, fixed, h) == 1
     assert h.tolist() == [0, 0, 1, 1, 1]
+
+
+def _block_sweep_by_rows(order, start, stop, row_block, block_iterations, block_tolerance, layer, height, P, inv_diag,
+                         cfm, lam, v_lin, v_ang):
+    """``block_sweep`` as it was before the per-body kernel: each block's rows by ``sweep_rows``."""
+    ones = np.ones(P["row_body"].shape[0], dtype=np.int64)
+    max_dv = 0.0
+    k = start
+    while k < stop:
+        e = k + 1
+        while e < stop and row_block[order[e]] == row_block[order[k]]:
+            e += 1
+        for it in range(block_iterations):
+            dv = sweep_rows(order, k, e, layer, height, P["row_body"], P["row_J"], P["row_B"], inv_diag, P["zeta"],
+                            P["lo"], P["hi"], P["link"], P["mu"], P["cfm_rows"], ones, lam, v_lin, v_ang, cfm)
+            if it == 0 and dv > max_dv:
+                max_dv = dv
+            if dv <= block_tolerance:
+                break
+        k = e
+    return max_dv
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("cfm", [0.0, 0.05])
+def test_block_sweep_is_bit_identical_to_row_sweeps(seed, cfm):
+    # solve_body_block keeps a block's body velocity in local variables and the fixated sides' part of
+    # J v per visit; the layer solve must stay bit for bit what sweep_rows computes (state hashes)
+    rng = np.random.default_rng(500 + seed)
+    n = 9
+    P = _random_problem(rng, n_bodies=n, n_contacts=14, fixed=(0,))
+    s = P["row_body"].shape[0]
+    P["cfm_rows"] = np.where(rng.random(s) < 0.3, 0.01, 0.0)
+    L = _layered(P, n, (0,))
+    ones = np.ones(s, dtype=np.int64)
+    for layer in range(L["layers"]):
+        s0, s1 = L["layer_row_start"][layer], L["layer_row_start"][layer + 1]
+        lam = np.where(np.arange(s) % 3 == 0, rng.uniform(0, 0.2, s), rng.uniform(-0.05, 0.05, s))
+        v_lin = rng.normal(size=(n, 3))
+        v_ang = rng.normal(size=(n, 3))
+        ref = [lam.copy(), v_lin.copy(), v_ang.copy()]
+        dv_ref = _block_sweep_by_rows(L["layer_rows"], s0, s1, L["row_block"], 7, 1e-9, layer, L["height"], P,
+                                      L["layer_inv_diag"], cfm, *ref)
+        dv = block_sweep(L["layer_rows"], s0, s1, L["row_block"], 7, 1e-9, layer, L["height"], P["row_body"],
+                         P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"], P["hi"], P["link"], P["mu"],
+                         P["cfm_rows"], ones, lam, v_lin, v_ang, cfm, np.empty((s, 2)), np.empty(s, dtype=np.int64))
+        assert dv == dv_ref
+        for got, want in zip((lam, v_lin, v_ang), ref):
+            assert np.array_equal(got, want)
