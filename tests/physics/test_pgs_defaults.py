@@ -145,7 +145,8 @@ def stack10_drift(settings: dict, gap: float) -> tuple[float, bool]:
 @pytest.mark.slow
 @pytest.mark.parametrize("gap", [0.9 * 0.035, 0.035, 1.1 * 0.035])
 def test_stack10_stands_within_two_centimetres_at_the_defaults(gap):
-    # measured 60 s: 6.6 / 2.1 / 12.9 mm at the defaults; the legacy defaults 40-110 mm (110 mm at 3.5 cm)
+    # measured 60 s: 6.6 / 2.1 / 12.9 mm at 4 x 2 sweeps (the defaults before 12 x 1); the legacy defaults
+    # 40-110 mm (110 mm at 3.5 cm)
     drift, standing = stack10_drift({}, gap)
     assert standing and drift < 0.02
 
@@ -203,3 +204,30 @@ def test_block_active_set_solves_a_tipping_face_exactly():
     assert vn[2:].min() > 0.0
     lam, vn = tipping_face(False)
     assert abs(lam[0] - lam[1]) > 1e-2 * abs(lam[0] + lam[1])
+
+
+def pyramid20_drift(settings: dict, seconds: float) -> float:
+    from tumble.scenes.metrics import SceneMetrics
+
+    spec = tb.scenes.spec("pyramid20", seconds=seconds)
+    w = spec.build(**settings)
+    m = SceneMetrics(spec)
+    m.observe(w)
+    for _ in range(int(round(seconds / spec.dt))):
+        w.step(spec.dt)
+        m.observe(w)
+    return m.result()["max_drift"]
+
+
+@pytest.mark.slow
+def test_pyramid20_holds_within_five_millimetres_at_the_defaults():
+    # issue 18's goal; measured 2.96 mm over 60 s at 12 x 1 sweeps with the manifold active set (the
+    # drift is a transient of the first seconds); 33.1 mm at 4 x 2 before the active set
+    assert pyramid20_drift({}, 60.0) < 0.005
+
+
+@pytest.mark.slow
+def test_pyramid20_leans_at_four_substeps_of_two_sweeps():
+    # the contrast: the earlier 4 x 2 sweeps, active set or not (measured 10 s: 18.6 / 33.1 mm)
+    assert pyramid20_drift({"substeps": 4, "substep_iterations": 2}, 10.0) > 0.01
+    assert pyramid20_drift({"substeps": 4, "substep_iterations": 2, "normal_block_active_set": False}, 10.0) > 0.02
