@@ -51,28 +51,42 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             impulses, runs ``substep_iterations`` sweeps, moves the bodies by h v and runs
             ``relax_iterations`` relax sweeps; the contacts' penetration is updated from the bodies'
             displacement, the joint rows are rebuilt at every part's poses. 1 is Catto's one solve
-            per step (``iterations`` sweeps, then the relax sweeps). Default 4 (issue 18), measured at
-            dt 1/60 (benchmarks/pgs_defaults.py): chain50's largest link stretch after 10 s 7 % (21 %
-            with 1 substep of 10 sweeps; 8 substeps of 1 sweep and 8 projection passes: 1 %, at 2.6x
-            the cost), pyramid20's drift in 60 s 20-32 mm (two builds that differ only in rounding;
-            one solve with the block solve alone: 158 mm; the defaults before issue 18: 138 mm).
-            Cost: the same 12 sweeps per step as before plus the per-substep integration and joint
-            rows: 0.9x-2.0x the ms/step of the earlier defaults, stack10 the most (a tiny scene: the
-            per-substep kernel calls), chain50 1.6x (benchmarks/results/local-2core-amd-epyc/
-            pgs_defaults.md).
+            per step (``iterations`` sweeps, then the relax sweeps). Default 12 (issue 18, with one
+            sweep each, ``substep_iterations``), measured at dt 1/60 (benchmarks/pgs_defaults.py,
+            with the manifold active set, ``normal_block_active_set``; max drift over 60 s):
+            pyramid20 3.0 mm (4 x 2 sweeps: 18.6 mm in 10 s; 6 x 2: 10.6 mm; 8 x 1: 8.5 mm; 10 x 1:
+            5.3 mm in 10 s; 16 x 1: 1.6 mm; before the active set 4 x 2 drifted 33.1 mm), stack10
+            0.70 mm, the ten-box column 0, chain50's link stretch after 10 s 0.00005 % (largest over
+            the run 0.0012 %). The few-sweep solve is unstable around the pyramid's resting
+            solution (from a still pyramid 4 x 2 sweeps grow the largest speed 1.5 -> 160 mm/s in 5
+            steps, with Baumgarte feedback or without, Coulomb or fixed friction); shorter substeps keep
+            that growth below what the relax sweeps remove. More substeps of one sweep beat more
+            sweeps per substep at the same sweep count (8 x 2: 4.3 mm in 10 s, 16 x 1: 1.6 mm).
+            Cost: 12 sweeps and 12 relax sweeps per step against the earlier 8 and 4, plus the
+            per-substep integration and joint rows: 1.6x-1.9x the CPU time per step of 4 x 2
+            (time.process_time, median of 3 interleaved runs): pyramid20 6.5 against 3.5 ms (1.87x),
+            wall200 1.94x, ragdolls 1.93x, chain50 1.86x, stack10 1.60x
+            (benchmarks/results/local-2core-amd-epyc/pgs_defaults.md).
             ``position_correction="split"`` ignores it (one solve). Known problem: 2 and 3 substeps
             made chain50 blow up (stretch 26-40 link lengths; with and without the joint projection),
             4, 6, 8 and 10 did not; so did 4 substeps without warm start, and the one-solve scheme
             (substeps 1) without warm start: the 60 Hz chain is at the edge of what the joint rows
             and projection hold whenever the velocity solve is weak; not understood further yet.
-        substep_iterations: sweeps per substep, default 2 (4 x 2 = 8 sweeps, against 10 in one solve:
-            about the same sweep cost).
+        substep_iterations: sweeps per substep, default 1 (12 x 1; 4 x 2 before the active set,
+            see ``substeps``).
         normal_block_solve: solve the normal rows of each contact manifold together (``block_sweep``;
             Box2D's block solver in 3-D, the impulses of least norm when the face is over-determined).
             Default True: a column of ten unit boxes placed exactly touching (mu 0.5, 10 sweeps at
             1/60) fell within 20 s with scalar sweeps (each face's first point took more impulse than
             its last; the column rocked) and stands motionless with drift 0 with the block; Catto's
             stack10 drift 60 s: 0.06 mm (110 mm scalar). False: Catto's scalar PGS (001 Alg. 4).
+        normal_block_active_set: when a manifold's block solve gives some point a negative impulse
+            (the face tips off its support's edge), solve the manifold's LCP by active sets: drop
+            the points with negative impulses and solve the others together again (``block_sweep``).
+            Default True (issue 18): pyramid20 at 4 x 2 sweeps then drifts 18.6 mm in 10 s, against
+            33.1 mm with False, which updates such a manifold's normals one point at a time in
+            point order and so loads the first points of a face more than the last (the pyramid
+            leaned 28 mm out of its plane). Ignored without ``normal_block_solve``.
         warm_start_radius: [m] a new contact point whose feature id matches no cached point takes the
             impulses of the nearest unclaimed cached point of the same shape pair within this distance
             (``contact.cache.match_cache``). Default 0.02 (2 % of a unit box): two boxes face on face
@@ -107,10 +121,11 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
 
     relax_iterations: int = 1
     position_correction: str = "relax"
-    substeps: int = 4
-    substep_iterations: int = 2
+    substeps: int = 12
+    substep_iterations: int = 1
     warm_start_radius: float = 0.02
     normal_block_solve: bool = True
+    normal_block_active_set: bool = True
     joint_direct_solve: bool = True
 
     #: named sets of settings (``preset``)
@@ -134,5 +149,6 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
         check_count("substep_iterations", self.substep_iterations, 1)
         check_nonnegative("warm_start_radius", self.warm_start_radius)
         check_flag("normal_block_solve", self.normal_block_solve)
+        check_flag("normal_block_active_set", self.normal_block_active_set)
         check_flag("joint_direct_solve", self.joint_direct_solve)
         check_choice("position_correction", self.position_correction, POSITION_CORRECTIONS)

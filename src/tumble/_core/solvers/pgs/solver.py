@@ -98,7 +98,8 @@ class PGSSolver(Solver):
             iters, merit = solve_pgs_blocks(starts, starts.shape[0] - 1, r.count, r.row_body, r.row_J, r.row_B,
                                             r.row_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu,
                                             r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
-                                            b.body_angular_velocity, s.iterations, s.tolerance)
+                                            b.body_angular_velocity, s.iterations, s.tolerance,
+                                            s.normal_block_active_set)
             if s.record_merit:   # the block sweeps record the final theta only
                 history = np.array([merit])
         else:                # split: the velocity solve has no position feedback (split_correction has it)
@@ -116,7 +117,7 @@ class PGSSolver(Solver):
             pseudo_correction(starts, max(starts.shape[0] - 1, 0), r.count, r.row_body, r.row_J, r.row_B,
                               r.row_inv_diag, pseudo, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
                               r.row_group, b.body_position, b.body_orientation, b.body_fixed, b.count, s.iterations,
-                              dt, _NO_DISP, b.body_angular_velocity)
+                              dt, _NO_DISP, b.body_angular_velocity, s.normal_block_active_set)
         t = stages.lap(prof, "integrate", t)
 
         if split and r.count:
@@ -130,7 +131,8 @@ class PGSSolver(Solver):
             starts = manifold_starts(c)
             relax_pgs_blocks(starts, starts.shape[0] - 1, r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
                              r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
-                             r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, s.relax_iterations)
+                             r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, s.relax_iterations,
+                             s.normal_block_active_set)
         elif s.relax_iterations > 0 and r.count:
             relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                       r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
@@ -165,7 +167,7 @@ class PGSSolver(Solver):
                                r.row_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
                                r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, iterations, tolerance,
                                tree.count, tree.kind, tree.ref, tree.parent, js.joint_type, js.joint_row_start, offset,
-                               tree.D_inv, tree.F, tree.y, tree.x)
+                               tree.D_inv, tree.F, tree.y, tree.x, core.settings.normal_block_active_set)
 
     def _substeps(self, core, dt, prof, t):
         """One step of ``substeps`` solves of h = dt / n each over one collision (Box2D v3's "soft
@@ -240,7 +242,8 @@ class PGSSolver(Solver):
                 done, merit = solve_pgs_blocks(starts, starts.shape[0] - 1, rows, r.row_body, r.row_J, r.row_B,
                                                r.row_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu,
                                                r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
-                                               b.body_angular_velocity, sweeps, s.tolerance)
+                                               b.body_angular_velocity, sweeps, s.tolerance,
+                                               s.normal_block_active_set)
                 iters += done
                 merits.append(merit)
             elif rows:
@@ -258,7 +261,7 @@ class PGSSolver(Solver):
                 pseudo_correction(starts, max(starts.shape[0] - 1, 0), rows, r.row_body, r.row_J, r.row_B,
                                   r.row_inv_diag, pseudo, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
                                   r.row_group, b.body_position, b.body_orientation, b.body_fixed, nb, sweeps, h,
-                                  disp_ang, b.body_angular_velocity)
+                                  disp_ang, b.body_angular_velocity, s.normal_block_active_set)
             if offset:
                 disp_lin[:] = b.body_position[:nb] - start
             t = stages.lap(prof, "integrate", t)
@@ -267,7 +270,8 @@ class PGSSolver(Solver):
             elif s.relax_iterations > 0 and rows and starts.shape[0]:
                 relax_pgs_blocks(starts, starts.shape[0] - 1, rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
                                  r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
-                                 r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, s.relax_iterations)
+                                 r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, s.relax_iterations,
+                             s.normal_block_active_set)
             elif s.relax_iterations > 0 and rows:
                 relax_pgs(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                           r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
