@@ -452,7 +452,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         # solve_pgs_blocks / solve_pgs, with theta (a pass over the rows, ~half a sweep) computed only
         # where it is reported: after the last substep, or after each with ``record_merit``
         warm_start(rows, row_body, row_B, row_lambda, body_linear_velocity, body_angular_velocity)
-        for it in range(sweeps):
+        for _ in range(sweeps):
             if manifolds > 0:
                 dv = block_sweep(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
                                  row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
