@@ -142,8 +142,22 @@ class World:
 
     @property
     def profile(self) -> dict:
-        """ms per stage of the last step (and "total")."""
+        """ms per stage of the last step (and "total"). Stages a solver runs in one kernel call are
+        one entry (pgs: "substeps"); ``profile_stages = True`` times each on its own."""
         return self._core.profile
+
+    @property
+    def profile_stages(self) -> bool:
+        """Time every stage of the step on its own in ``profile`` (default False: a solver may run
+        consecutive stages in one kernel call, which cuts the fixed cost of a step; the results are
+        the same bit for bit either way)."""
+        return self._core.profile_stages
+
+    @profile_stages.setter
+    def profile_stages(self, value) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise SettingsError(f"World: field profile_stages={value!r} must be True or False")
+        self._core.profile_stages = bool(value)
 
     @property
     def merit_history(self) -> np.ndarray:

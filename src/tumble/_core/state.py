@@ -38,7 +38,9 @@ class CoreState:
         hulls: HullStore (convex hull vertex/face arrays, ``hull_arrays`` packs them for kernels);
         broad_phase: SweepAndPrune over the geoms' fat boxes; fat_count: geoms whose fat boxes exist.
     Per step: counters (dict of numbers), profile (ms per stage), merit_history (000 Fig. 5),
-    time [s], step_count, gravity (3,) [m/s^2].
+    time [s], step_count, gravity (3,) [m/s^2]. ``profile_stages``: time every stage on its own (a
+    solver that fuses consecutive stages into one kernel call runs them one by one instead; same
+    results, more fixed cost per step).
     ``elastic``: the world's elastic bodies (``tumble.elastic.world_link.ElasticBodies``, None until the first
     one; World.step steps it after the solver, so a snapshot of the core state holds it too).
     ``solver``: the solver object (``_core.solvers.protocol.Solver``), which owns its private arrays;
@@ -64,6 +66,7 @@ class CoreState:
         self.fat_count = 0
         self.counters: dict[str, float] = {}
         self.profile: dict[str, float] = {}
+        self.profile_stages = False
         self.merit_history = np.zeros(0)
         self.time = 0.0
         self.step_count = 0

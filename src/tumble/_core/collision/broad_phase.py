@@ -90,6 +90,22 @@ def _incremental_pairs(ep_val, ep_id, ep_aux, n, old_box, new_box, lo, hi, body,
 
 
 @kernel
+def _checked_incremental_pairs(ep_val, ep_id, ep_aux, n, old_box, new_box, lo, hi, old_body, old_static, body,
+                               static, keys, m):
+    """``_check_update`` (owners checked) then, when every box is good and no owner changed,
+    ``_incremental_pairs``, in one kernel call (issue 14: the two calls of a steady step cost ~20
+    array arguments, ~3 us): (bad geom or -1, owners changed, keys, m, added, removed, swaps, pairs);
+    with a bad box or a changed owner nothing moved and ``pairs`` is empty."""
+    bad = _first_bad_box(lo, hi, n)
+    changed = False if bad >= 0 else _owners_changed(old_body, old_static, body, static, n)
+    if bad >= 0 or changed:
+        return bad, changed, keys, m, 0, 0, 0, np.empty((0, 2), dtype=np.int64)
+    keys, m, n_add, n_rem, swaps = _incremental_step(ep_val, ep_id, ep_aux, n, old_box, new_box, lo, hi, old_body,
+                                                     old_static, keys, m)
+    return bad, changed, keys, m, n_add, n_rem, swaps, _keys_to_pairs(keys, m)
+
+
+@kernel
 def _first_bad_box(lo, hi, n):
     """The first geom < n whose box has a NaN bound or min > max, else -1 (one pass, no
     temporaries: this check runs every step)."""
@@ -664,8 +680,18 @@ class SweepAndPrune:
             raise ValueError(f"SweepAndPrune.update: count={n} exceeds the arrays given")
         if n >= 2**31:
             raise ValueError(f"SweepAndPrune.update: count={n} too large for 32-bit pair keys")
-        g, owners_changed = _check_update(lo, hi, self._body, self._static, body, static, n,
-                                          self._n == n and n <= self._capacity)
+        if self._n == n and n <= self._capacity:    # the steady case: checks and update in one call
+            g, owners_changed, keys, m, added, removed, swaps, pairs = _checked_incremental_pairs(
+                self._ep_val, self._ep_id, self._ep_aux, n, self._box, self._box_next, lo, hi, self._body,
+                self._static, body, static, self._keys, self._m)
+            if g < 0 and not owners_changed:
+                self._keys, self._m = keys, m
+                self.last_added, self.last_removed, self.last_swaps = added, removed, swaps
+                self._box, self._box_next = self._box_next, self._box
+                self.last_reinit = False
+                return pairs
+        else:
+            g, owners_changed = _check_update(lo, hi, self._body, self._static, body, static, n, False)
         if g >= 0:
             raise ValueError(
                 f"SweepAndPrune.update: geom {g} has an invalid AABB "

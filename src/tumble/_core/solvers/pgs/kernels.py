@@ -10,7 +10,12 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.dynamics.integrate import apply_pseudo_velocities
+from tumble._core.dynamics.integrate import (
+    apply_pseudo_velocities,
+    integrate_positions,
+    integrate_positions_midpoint,
+    integrate_velocities,
+)
 from tumble._core.dynamics.joints.tree import tree_sweep
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, pgs_sweep, row_velocity, sweep_rows, warm_start
@@ -418,3 +423,124 @@ def pseudo_correction(manifold_start, manifold_count, row_count, row_body, row_J
         if not body_fixed[i]:
             for k in range(3):
                 disp_ang[i, k] += vp_ang[i, k]
+
+
+@kernel
+def manifold_starts_of(contact_count, contact_key):
+    """(m + 1,) the first contact of each manifold (a run of one shape pair's points: the contact
+    store is sorted by pair key) and the contact count last; [0] for no contacts. One kernel call
+    in place of four NumPy calls (flatnonzero of a concatenated comparison: ~5 us on stack10)."""
+    out = np.empty(contact_count + 1, dtype=np.int64)
+    m = 0
+    out[0] = 0
+    for c in range(1, contact_count):
+        if contact_key[c] != contact_key[c - 1]:
+            m += 1
+            out[m] = c
+    if contact_count > 0:
+        m += 1
+        out[m] = contact_count
+    return out[: m + 1].copy()
+
+
+@kernel
+def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, row_inv_diag, row_bias,
+                     row_bias_relax, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, contact_key,
+                     contact_depth, body_position, body_orientation, body_linear_velocity, body_angular_velocity,
+                     body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
+                     body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
+                     angular_damping, beta, slop, max_correction_speed, split_speed, sweeps, tolerance,
+                     relax_iterations, record_merit, merits):
+    """The whole substep loop of a pgs step whose rows are contact rows only (no joint rows), in one
+    kernel call: the same kernels in the same order as ``PGSSolver._substeps`` calls them one by one
+    (and it still does with joints, or with ``profile_stages``), so the result is bit for bit the
+    same (IEEE arithmetic, config.py). Issue 14's fixed cost: the loop made ~25 kernel calls per
+    stack10 step, each ~0.7 us plus ~0.13 us per array argument, and as many profile laps.
+
+    Per step: the contact rows' impulses and fixed friction bounds per step -> per substep (x 1/n);
+    the bounce targets (the relax targets' positive part, first substep only); then ``substeps``
+    times with h = dt / n: ``substep_contact_targets``, v += h M^-1 F_ext, warm start and ``sweeps``
+    sweeps (manifold blocks with ``block``), the displacement since the step began, x += h v,
+    the pseudo-velocity pass when some contact is deep, ``relax_iterations`` relax sweeps, and the
+    substep's impulses added to the step's. ``merits`` (substeps,) gets theta after each solve with
+    ``record_merit``, else after the last one only (the ``merit`` counter).
+    Returns (sweeps done, last theta, (3 contacts,) impulses summed over the substeps)."""
+    rows = 3 * contact_count
+    inv_n = 1.0 / substeps
+    for r in range(rows):
+        row_lambda[r] *= inv_n
+        row_lo[r] *= inv_n
+        row_hi[r] *= inv_n
+    restitution = np.empty(contact_count)
+    for c in range(contact_count):
+        e = row_bias_relax[3 * c]
+        restitution[c] = e if not e < 0.0 else 0.0     # np.maximum(e, 0): NaN and -0.0 kept
+    no_bounce = np.zeros(contact_count)
+    pseudo = np.zeros(rows)
+    start = np.empty((body_count, 3))
+    for i in range(body_count):
+        for k in range(3):
+            start[i, k] = body_position[i, k]
+    disp_lin = np.zeros((body_count, 3))
+    disp_ang = np.zeros((body_count, 3))
+    total = np.zeros(rows)
+    if block:
+        starts = manifold_starts_of(contact_count, contact_key)
+    else:
+        starts = np.zeros(0, dtype=np.int64)
+    manifolds = max(starts.shape[0] - 1, 0)
+    iters = 0
+    merit = 0.0
+    for sub in range(substeps):
+        deep = substep_contact_targets(contact_count, row_body, row_J, contact_depth,
+                                       restitution if sub == 0 else no_bounce, disp_lin, disp_ang, beta, slop,
+                                       max_correction_speed, split_speed, h, row_bias, row_bias_relax, pseudo)
+        integrate_velocities(body_linear_velocity, body_angular_velocity, body_orientation, body_inv_mass,
+                             body_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed,
+                             body_count, gravity, h, gyroscopic, linear_damping, angular_damping)
+        # solve_pgs_blocks / solve_pgs, with theta (a pass over the rows, ~half a sweep) computed only
+        # where it is reported: after the last substep, or after each with ``record_merit``
+        warm_start(rows, row_body, row_B, row_lambda, body_linear_velocity, body_angular_velocity)
+        for _ in range(sweeps):
+            if manifolds > 0:
+                dv = block_sweep(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
+                                 row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
+                                 body_angular_velocity)
+            else:
+                dv = pgs_sweep(0, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
+                               row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity)
+            iters += 1
+            if tolerance > 0.0 and dv < tolerance:
+                break
+        if record_merit or sub == substeps - 1:
+            merit = final_merit(rows, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                                row_lambda, body_linear_velocity, body_angular_velocity)
+            merits[sub] = merit
+        accumulate_displacement(body_count, body_fixed, body_position, start, body_angular_velocity, h, disp_lin,
+                                disp_ang)
+        if midpoint:
+            integrate_positions_midpoint(body_position, body_orientation, body_linear_velocity,
+                                         body_angular_velocity, body_inertia_local, body_inv_inertia_local,
+                                         body_fixed, body_count, h)
+        else:
+            integrate_positions(body_position, body_orientation, body_linear_velocity, body_angular_velocity,
+                                body_fixed, body_count, h)
+        if deep:
+            pseudo_correction(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, pseudo, row_lo, row_hi,
+                              row_link, row_mu, row_cfm, row_group, body_position, body_orientation, body_fixed,
+                              body_count, sweeps, h, disp_ang, body_angular_velocity)
+        for i in range(body_count):
+            for k in range(3):
+                disp_lin[i, k] = body_position[i, k] - start[i, k]
+        if relax_iterations > 0:
+            if manifolds > 0:
+                relax_pgs_blocks(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax,
+                                 row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
+                                 body_linear_velocity, body_angular_velocity, relax_iterations)
+            else:
+                relax_pgs(rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
+                          row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,
+                          relax_iterations)
+        for r in range(rows):
+            total[r] += row_lambda[r]
+    return iters, merit, total

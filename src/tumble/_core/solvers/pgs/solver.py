@@ -13,6 +13,8 @@ from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
+    contact_substeps,
+    manifold_starts_of,
     pseudo_correction,
     relax_pgs,
     relax_pgs_blocks,
@@ -39,9 +41,8 @@ _NO_DISP = np.zeros((0, 3))
 
 def manifold_starts(c) -> np.ndarray:
     """(m + 1,) the first contact of each manifold (a run of one shape pair's points: the contact
-    store is sorted by pair key) and the contact count last."""
-    key = c.contact_key[: c.count]
-    return np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1], [True]))).astype(np.int64)
+    store is sorted by pair key) and the contact count last (``kernels.manifold_starts_of``)."""
+    return manifold_starts_of(c.count, c.contact_key)
 
 
 class PGSSolver(Solver):
@@ -186,6 +187,29 @@ class PGSSolver(Solver):
         offset = stages.prepare_rows(core, dt)
         rows = r.count
         joint_rows = rows - offset
+        if rows == 0:   # no contact, no joint: the substeps' two stages in one kernel call, same arithmetic
+            t = stages.lap(prof, "prepare", t)
+            stages.free_flight(core, h, n)
+            stages.solve_counters(core, 1 if s.tolerance > 0.0 else s.iterations, 0.0, _EMPTY)
+            stages.lap(prof, "integrate", t)
+            return
+        if offset and not joint_rows and not core.profile_stages:
+            # contact rows only: the loop below in one kernel call, bit for bit (kernels.contact_substeps)
+            t = stages.lap(prof, "prepare", t)
+            merits = np.zeros(n)
+            iters, merit, total = contact_substeps(
+                n, h, c.count, bool(s.normal_block_solve), r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
+                r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
+                c.contact_key, c.contact_depth, b.body_position, b.body_orientation, b.body_linear_velocity,
+                b.body_angular_velocity, b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_local,
+                b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count, core.gravity,
+                stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping, s.angular_damping,
+                s.baumgarte / dt, s.slop, s.max_correction_speed, s.split_speed, s.substep_iterations, s.tolerance,
+                s.relax_iterations, bool(s.record_merit), merits)
+            stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
+            store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
+            stages.lap(prof, "substeps", t)
+            return
         inv_n = 1.0 / n
         if offset:
             r.row_lambda[:offset] *= inv_n          # per-step impulses -> per-substep
@@ -208,10 +232,7 @@ class PGSSolver(Solver):
         tree = self._tree(core, h) if joint_rows else None
         t = stages.lap(prof, "prepare", t)
         deep = 0
-        if rows == 0:   # no contact, no joint: the substeps' two stages in one kernel call, same arithmetic
-            stages.free_flight(core, h, n)
-            t = stages.lap(prof, "integrate", t)
-        for k in range(n if rows else 0):
+        for k in range(n):
             if offset:
                 # the bounce target only in the first substep (Box2D v3 applies restitution once per
                 # step): repeated, it re-launched a Newton's cradle's balls and gained energy
