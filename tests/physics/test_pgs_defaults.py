@@ -94,7 +94,10 @@ def test_chain50_does_not_tear_on_long_substeps():
 
 @pytest.mark.slow
 def test_chain50_stretches_without_the_tree_solve():
-    assert chain_stretch({"joint_direct_solve": False}) > 0.03
+    # the contrast on the defaults before issue 18 (4 substeps x 2 sweeps, every joint row in the
+    # sweeps: 7.4 %); at today's 12 x 1 the sweeps alone end at 1.5 % (measured), above the goal too
+    assert chain_stretch({"joint_direct_solve": False, "substeps": 4, "substep_iterations": 2}) > 0.03
+    assert chain_stretch({"joint_direct_solve": False}) > 0.01
     assert chain_stretch(tb.PGSSettings.preset("legacy")) > 0.15
 
 

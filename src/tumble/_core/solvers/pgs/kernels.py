@@ -450,7 +450,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
                      body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
                      body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
                      angular_damping, beta, slop, max_correction_speed, split_speed, sweeps, tolerance,
-                     relax_iterations, record_merit, merits):
+                     relax_iterations, record_merit, merits, active_set):
     """The whole substep loop of a pgs step whose rows are contact rows only (no joint rows), in one
     kernel call: the same kernels in the same order as ``PGSSolver._substeps`` calls them one by one
     (and it still does with joints, or with ``profile_stages``), so the result is bit for bit the
@@ -505,7 +505,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
             if manifolds > 0:
                 dv = block_sweep(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
                                  row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
-                                 body_angular_velocity)
+                                 body_angular_velocity, active_set)
             else:
                 dv = pgs_sweep(0, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
                                row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity)
@@ -528,7 +528,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         if deep:
             pseudo_correction(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, pseudo, row_lo, row_hi,
                               row_link, row_mu, row_cfm, row_group, body_position, body_orientation, body_fixed,
-                              body_count, sweeps, h, disp_ang, body_angular_velocity)
+                              body_count, sweeps, h, disp_ang, body_angular_velocity, active_set)
         for i in range(body_count):
             for k in range(3):
                 disp_lin[i, k] = body_position[i, k] - start[i, k]
@@ -536,7 +536,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
             if manifolds > 0:
                 relax_pgs_blocks(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax,
                                  row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
-                                 body_linear_velocity, body_angular_velocity, relax_iterations)
+                                 body_linear_velocity, body_angular_velocity, relax_iterations, active_set)
             else:
                 relax_pgs(rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
                           row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,

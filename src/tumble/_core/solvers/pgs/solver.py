@@ -205,7 +205,7 @@ class PGSSolver(Solver):
                 b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count, core.gravity,
                 stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping, s.angular_damping,
                 s.baumgarte / dt, s.slop, s.max_correction_speed, s.split_speed, s.substep_iterations, s.tolerance,
-                s.relax_iterations, bool(s.record_merit), merits)
+                s.relax_iterations, bool(s.record_merit), merits, bool(s.normal_block_active_set))
             stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
             stages.lap(prof, "substeps", t)
