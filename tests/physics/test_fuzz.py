@@ -47,11 +47,13 @@ ENERGY_RTOL = 0.01
 #: in one step left it with 7.6 mm/s, g dt = 41 mm/s, and z at its highest)
 SPEED_FLOOR = 1e-3
 #: solvers whose energy bound is not asserted here, each with its open defect and a strict xfail test below.
-#: shock: with the "midpoint" rotation integrator the step's displacement, correction included, is
-#: applied as the free rigid body's flow driven by disp_ang / dt, which keeps the world angular momentum;
-#: when the correction turns a body that spins, its kinetic energy 1/2 L^T I(q)^-1 L changes (a 2 x 2 x
-#: 14 m box started 7 m into the ground spinning at 1 rad/s gained 42 J on 467 J in its first step;
-#: "euler": lost 107 J). Not overlap release (no velocity is pushed), but the bound counts it.
+#: shock: bodies jammed between overlaps (started inside each other and the ground) are held or lifted by
+#: the projection (000 eq. 46, positions only) while the velocity solve lets gravity build their speed;
+#: when the jam resolves, the speed is there with no fall to pay for it: SHOCK_JAM_CASES (the worst, a
+#: 29 m sphere on a unit sphere 2 m in the ground, 251 J beyond the bound), found about once in 800 random
+#: shock worlds (4 of 8 Hypothesis runs of 400). Open (issue 18, the same family as its sinking box).
+#: The rotation defect shock had besides (the corrections' turn applied through the free-body flow, before
+#: ``shock.kernels.apply_step_displacement``) is held by test_shock_random_worlds_keep_the_energy_bound.
 #: impulse was here until issue 17's fix: a spinning box started deep in the ground next to a ball
 #: (IMPULSE_SPIN_CASE: a 4 x 2 x 12 m box at (1, -1, 0) rad/s, 1232 J, dt 1/240) ended 50 J beyond the bound.
 #: Cause: one kinetic-friction impulse at the box's lowest corner (slipping at 8.5 m/s): the fixed-point
@@ -88,8 +90,8 @@ COLUMN = [("box", 0.5, 0.5, 0.5, 1000.0, (0.05 * i, 0.0, 0.2 + 0.6 * i), (0.0, 0
 
 
 @st.composite
-def worlds(draw):
-    solver = draw(st.sampled_from(SOLVERS))
+def worlds(draw, solvers=None):
+    solver = draw(st.sampled_from(SOLVERS if solvers is None else solvers))
     dt = draw(st.sampled_from([1 / 240, 1 / 120, 1 / 60]))
     n = draw(st.integers(min_value=1, max_value=5))
     bodies = []
@@ -190,9 +192,63 @@ def test_random_worlds_repeat_bit_for_bit(case):
     assert a.state_hash() == b.state_hash()
 
 
-@pytest.mark.xfail(strict=True, reason="open: shock's midpoint flow turns a corrected spinning body (ENERGY_UNCHECKED)")
-def test_shock_spinning_box_lifted_out_of_the_ground_keeps_the_bound():
-    _, _, excess = _run(("shock", 1 / 240, [("box", 1.0, 1.0, 7.0, 1.0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False)], []))
+#: a 2 x 2 x 14 m box started 7 m into the ground spinning at 1 rad/s (467 J), dt 1/240. shock applied the
+#: step's displacement, correction included, as the free rigid body's flow driven by disp_ang / dt (the
+#: "midpoint" integrator), which keeps the world angular momentum L: the projection turned the box under
+#: its L and 1/2 L^T I(q)^-1 L gained 42 J in the first step, 37 J beyond the bound over 40 steps
+#: ("euler", which kept the world w under the turn: -107 J). With the corrections' rotation a pure
+#: position change (w turned with the body) both integrators lose 102 J in the first step (the velocity
+#: solve stopping the box's sinking corners) and end 106 J below the bound.
+SHOCK_SPIN_CASE = ("shock", 1 / 240, [("box", 1.0, 1.0, 7.0, 1.0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False)], [])
+
+
+@pytest.mark.parametrize("integrator", ["midpoint", "euler"])
+def test_shock_spinning_box_lifted_out_of_the_ground_keeps_the_bound(integrator):
+    w, dt = _build(SHOCK_SPIN_CASE, rotation_integrator=integrator)
+    ke0 = w.kinetic_energy()
+    w.step(dt)
+    assert w.kinetic_energy() <= ke0 + 0.5 * float(w.masses[1]) * (G * dt) ** 2
+    _, _, excess = _run(SHOCK_SPIN_CASE, rotation_integrator=integrator)
+    assert excess <= 0.0
+
+
+#: a 1 x 128 x 0.02 m board spinning at (19.6, 16.5, 7.9) rad/s, started inside a fixed capsule (radius 98)
+#: and joined to it: before apply_step_displacement the projection turned it under its world momentum
+#: and its kinetic energy ended 3.6e23 J above the bound within 40 steps (dt 1/60; now 7.5e8 J below)
+SHOCK_BOARD_CASE = ("shock", 1 / 60, [("capsule", 97.89, 48.62, 74.35, 30.0, (1e-05, -2.0, 0.0), (0.0, 0.0, 0.0), True),
+                                      ("box", 0.5, 64.26, 0.01, 1000.0, (2.0, 0.0, 0.0),
+                                       (19.62988649249325, 16.51556177747571, 7.870082557933099), False)], [0])
+
+
+@settings(max_examples=100, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds(solvers=("shock",)))
+@example(SHOCK_SPIN_CASE)
+@example(SHOCK_BOARD_CASE)
+def test_shock_random_worlds_keep_the_energy_bound(case):
+    """shock's energy bound on a fixed (derandomized) draw of 100 worlds: the rotation class above. Before
+    the fix 7 of these 150 broke it (the worst by 1.2e30 J); shock stays in ENERGY_UNCHECKED for the
+    random draws because of its open jam class (SHOCK_JAM_CASES)."""
+    _, _, excess = _run(case)
+    assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
+
+
+#: shrunk by Hypothesis from shock worlds that broke the bound (before and after apply_step_displacement):
+#: overlapping spheres jammed against the ground
+SHOCK_JAM_CASES = {
+    "big_on_buried": ("shock", 1 / 240, [("sphere", 29.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                         ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                         ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, -1.0), (0.0, 0.0, 0.0), False)], []),
+    "three_joined": ("shock", 1 / 240, [("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                        ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                        ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), False)],
+                     [0, 1]),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open: shock's projection holds jammed bodies while gravity builds their speed")
+@pytest.mark.parametrize("name", sorted(SHOCK_JAM_CASES))
+def test_shock_jammed_overlaps_keep_the_bound(name):
+    _, _, excess = _run(SHOCK_JAM_CASES[name])
     assert excess <= 0.0
 
 

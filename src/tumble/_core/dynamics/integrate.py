@@ -450,12 +450,16 @@ def turn_with_body(i, disp_ang, v_ang):
 @kernel(inline="always")
 def displace_body(i, disp_lin, disp_ang, body_position, body_orientation):
     """Body i: x += dx;  q <- exp(dtheta / 2) q  (exact rotation by the rotation vector dtheta,
-    then renormalised)."""
+    then renormalised; ``rotate_body``)."""
     for c in range(3):
         body_position[i, c] += disp_lin[i, c]
-    tx = disp_ang[i, 0]
-    ty = disp_ang[i, 1]
-    tz = disp_ang[i, 2]
+    rotate_body(i, disp_ang[i, 0], disp_ang[i, 1], disp_ang[i, 2], body_orientation)
+
+
+@kernel(inline="always")
+def rotate_body(i, tx, ty, tz, body_orientation):
+    """q_i <- exp(dtheta / 2) q_i for the world-frame rotation vector dtheta = (tx, ty, tz) [rad],
+    renormalised; nothing for |dtheta| < 1e-300."""
     angle = math.sqrt(tx * tx + ty * ty + tz * tz)
     if angle < 1e-300:
         return

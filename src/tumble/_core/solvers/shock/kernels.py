@@ -15,7 +15,7 @@ Gauss-Seidel iteration; positions then move by S M^-1 J^T lambda_c and velocitie
 
 Positions are not written during the step. Each body's displacement since ``detect(t)``,
 ``disp = (dx, dtheta)`` (linear [m], rotation vector [rad]), is accumulated instead and applied once
-at the end (``apply_displacement``). This is what makes the correction of a layer consistent with the
+at the end (``apply_step_displacement``). This is what makes the correction of a layer consistent with the
 moves already made: with the Jacobian J of detect(t), the depth after a displacement is
 depth - J disp to first order, so "remove the penetration" is the LCP  J (disp + M^-1 J^T lambda_c)
 >= depth - slop, which is exactly a PGS solve with the displacement in place of the velocity.
@@ -35,7 +35,12 @@ from numba import prange
 from tumble._core import types as T
 from tumble._core.config import kernel, kernel_parallel
 from tumble._core.contact.rows import fill_row
-from tumble._core.dynamics.integrate import MIDPOINT_MAX_ANGLE, displace_body, rotate_free_body
+from tumble._core.dynamics.integrate import (
+    MIDPOINT_MAX_ANGLE,
+    rotate_body,
+    rotate_free_body,
+    turn_with_body,
+)
 from tumble._core.merit import ncp_merit
 from tumble._core.rows import apply_movable, movable, row_velocity, solve_group, sweep_rows, warm_start
 
@@ -453,14 +458,6 @@ def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row
 
 
 @kernel
-def apply_displacement(body_position, body_orientation, body_fixed, count, disp_lin, disp_ang):
-    """``displace_body`` for every dynamic body."""
-    for i in range(count):
-        if not body_fixed[i]:
-            displace_body(i, disp_lin, disp_ang, body_position, body_orientation)
-
-
-@kernel
 def stop_approach(row_count, row_body, row_J, row_B, row_inv_diag, row_unseen, restitution, restitution_threshold,
                   v_lin, v_ang, iterations):
     """Gauss-Seidel on the normal rows r with ``row_unseen[r]`` (row r is contact r): lambda_r >= 0
@@ -502,33 +499,64 @@ def stop_approach(row_count, row_body, row_J, row_B, row_inv_diag, row_unseen, r
 
 
 @kernel
-def apply_displacement_free(body_position, body_orientation, body_angular_velocity, body_inertia_local,
-                            body_inv_inertia_local, body_fixed, count, disp_lin, disp_ang, dt):
-    """The step's displacement with the "midpoint" rotation integrator: x += disp_lin, and the rotation
-    is the free rigid body's flow (``dynamics.integrate.rotate_free_body``) driven by the step's mean
-    angular velocity disp_ang / dt (a dt u_1 + (1 - a) dt u_2 + the corrections), which also turns the
-    end-of-step w (its world momentum kept). Without it the two sub-steps each applied the gyroscopic
-    term at the start-of-step orientation: a torque-free 0.1 x 0.4 x 0.9 m box spun about
-    (0.1, 5, 0.1) rad/s flipped 5 times in 10 s at 60 Hz (4 at 1 kHz) where the exact motion flips 3
-    times. A body touching nothing (disp_ang = dt w) now rotates as under pgs."""
+def apply_step_displacement(body_position, body_orientation, body_angular_velocity, body_inertia_local,
+                            body_inv_inertia_local, body_fixed, count, disp_lin, disp_ang, flow_ang, h, dt, free):
+    """The step's accumulated displacement, split into its two kinds of rotation [tumble, issues 17/18]:
+
+    - the flow, flow_ang + h w (the a dt u_1 of ``accumulate_displacement``, passed in as
+      ``flow_ang``, plus the (1 - a) dt u_2 that ``shock_propagation`` added with each body's final
+      w; h = 0 without shock propagation). With ``free`` (the "midpoint" rotation integrator) it is
+      the free rigid body's flow (``dynamics.integrate.rotate_free_body``) driven by the step's mean
+      angular velocity (flow_ang + h w) / dt, which also turns the end-of-step w (its world momentum
+      kept). Without it the two sub-steps each applied the gyroscopic term at the start-of-step
+      orientation: a torque-free 0.1 x 0.4 x 0.9 m box spun about (0.1, 5, 0.1) rad/s flipped 5 times
+      in 10 s at 60 Hz (4 at 1 kHz) where the exact motion flips 3 times. A body touching nothing
+      (disp_ang = dt w) rotates as under pgs.
+    - the rest, disp_ang - (flow_ang + h w): the projections' rotation (000 eq. 46), a pure position
+      change: q <- exp(dtheta_c / 2) q and w turned with the body (``turn_with_body``), so the body
+      keeps its body-frame angular velocity and with it its kinetic energy 1/2 w^T R I R^T w.
+      Driving the flow with the whole disp_ang / dt (before issue 17) kept the world momentum L while
+      the correction turned the inertia under it, so 1/2 L^T I(q)^-1 L changed: a 2 x 2 x 14 m box
+      started 7 m into the ground spinning at 1 rad/s gained 42 J on 467 J in its first step
+      (dt 1/240; "euler", which kept the world w, lost 107 J).
+
+    The split is exact for a body the projections did not move: shock_propagation forms
+    disp = flow_ang + h w with the same operations (each body's layer adds h w once, before any
+    correction touches it, and its w is fixated afterwards), so the rest is 0.0 and the step is bit for
+    bit the earlier one. x += disp_lin (a linear correction changes no kinetic energy)."""
     for i in range(count):
         if body_fixed[i]:
             continue
         for c in range(3):
             body_position[i, c] += disp_lin[i, c]
-        wx = disp_ang[i, 0] / dt
-        wy = disp_ang[i, 1] / dt
-        wz = disp_ang[i, 2] / dt
-        ww = wx * wx + wy * wy + wz * wz
-        if ww == 0.0:
-            continue
-        if ww * dt * dt < MIDPOINT_MAX_ANGLE * MIDPOINT_MAX_ANGLE:
-            rotate_free_body(i, dt, wx, wy, wz, body_orientation, body_angular_velocity, body_inertia_local,
-                             body_inv_inertia_local)
+        fx = flow_ang[i, 0]
+        fy = flow_ang[i, 1]
+        fz = flow_ang[i, 2]
+        if h != 0.0:
+            fx += h * body_angular_velocity[i, 0]
+            fy += h * body_angular_velocity[i, 1]
+            fz += h * body_angular_velocity[i, 2]
+        # the projections' rotation, kept in flow_ang[i] (scratch from here on)
+        flow_ang[i, 0] = disp_ang[i, 0] - fx
+        flow_ang[i, 1] = disp_ang[i, 1] - fy
+        flow_ang[i, 2] = disp_ang[i, 2] - fz
+        if free:
+            wx = fx / dt
+            wy = fy / dt
+            wz = fz / dt
+            ww = wx * wx + wy * wy + wz * wz
+            if ww != 0.0:
+                if ww * dt * dt < MIDPOINT_MAX_ANGLE * MIDPOINT_MAX_ANGLE:
+                    rotate_free_body(i, dt, wx, wy, wz, body_orientation, body_angular_velocity, body_inertia_local,
+                                     body_inv_inertia_local)
+                else:
+                    rotate_body(i, fx, fy, fz, body_orientation)
+            rotate_body(i, flow_ang[i, 0], flow_ang[i, 1], flow_ang[i, 2], body_orientation)
         else:
-            for c in range(3):
-                disp_lin[i, c] = 0.0
-            displace_body(i, disp_lin, disp_ang, body_position, body_orientation)
+            # first-order update: one rotation by the whole disp_ang, as before (w stays in the world
+            # frame for the flow part, as ``integrate_positions`` leaves it)
+            rotate_body(i, disp_ang[i, 0], disp_ang[i, 1], disp_ang[i, 2], body_orientation)
+        turn_with_body(i, flow_ang, body_angular_velocity)
 
 
 @kernel_parallel

@@ -21,12 +21,12 @@ from tumble._core import stages
 from tumble._core.contact.cache import carry_matched
 from tumble._core.contact.layers import articulated_heights, build_layers
 from tumble._core.contact.rows import store_contact_impulses
+from tumble._core.dynamics.integrate import correct_bodies
 from tumble._core.dynamics.joints.rows import load_joint_impulses, store_joint_impulses
 from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.solvers.shock.kernels import (
     accumulate_displacement,
-    apply_displacement,
-    apply_displacement_free,
+    apply_step_displacement,
     correction,
     layer_targets,
     load_layer_impulses,
@@ -146,6 +146,7 @@ class ShockSolver(Solver):
                                        s.cfm, height, history)
         accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
                                 disp_ang)
+        flow_ang = disp_ang.copy()     # the a dt u_1 rotation: the corrections' part is told apart at the end
         lam_step = r.row_lambda[:rows].copy()    # impulses of the whole step: a dt now, (1 - a) dt added below
         r.row_lambda[:rows] *= 1.0 / a
         store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse,
@@ -165,11 +166,11 @@ class ShockSolver(Solver):
                                   r.row_owner, _correction_target(c, s), 0.0, r.row_group, r.row_cfm,
                                   _joint_targets(core, rows, dt), lam_c, disp_lin, disp_ang,
                                   s.correction_iterations, s.correction_tolerance)
-        if stages.free_rotation(s):
-            apply_displacement_free(b.body_position, b.body_orientation, b.body_angular_velocity, b.body_inertia_local,
-                                    b.body_inv_inertia_local, b.body_fixed, n, disp_lin, disp_ang, dt)
-        else:
-            apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+        # the velocity flow (a dt u_1 + (1 - a) dt u_2) and the corrections' rotation applied apart: the
+        # corrections as a pure position change that keeps each body's kinetic energy
+        apply_step_displacement(b.body_position, b.body_orientation, b.body_angular_velocity, b.body_inertia_local,
+                                b.body_inv_inertia_local, b.body_fixed, n, disp_lin, disp_ang, flow_ang,
+                                h, dt, stages.free_rotation(s))
         # warm start of the a dt solve: its per-step impulse; reactions: the whole step's impulses
         stages.finish_joints(core, offset, r.row_lambda, dt, lam_step)
         core.counters["layer_penetration"] = float(worst)
@@ -298,7 +299,10 @@ class ShockSolver(Solver):
                               r.row_owner, _correction_target(c, s), 0.0, r.row_group, r.row_cfm,
                               _joint_targets(core, r.count, dt, c.count) if joint_rows else _EMPTY, lam_c, disp_lin,
                               disp_ang, s.correction_iterations, s.correction_tolerance)
-        apply_displacement(b.body_position, b.body_orientation, b.body_fixed, n, disp_lin, disp_ang)
+        # a pure position correction: a body it turns keeps its body-frame w, so its kinetic energy
+        # (with the world w kept, a spinning body's 1/2 w^T I(q) w changed with the turn; issue 17)
+        correct_bodies(n, b.body_fixed, disp_lin, disp_ang, b.body_position, b.body_orientation,
+                       b.body_angular_velocity)
         core.counters["final_penetration"] = float(worst)
         if seen is not None and r.count:
             # the contacts of bodies the velocity solve did not see: stop their approach (projection
