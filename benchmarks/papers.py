@@ -947,9 +947,9 @@ def catapult_rows(quick: bool) -> tuple[list[dict], list[str]]:
         if not (higher and farther) and st.get("shock_propagation", True) and solver == "impulse" \
                 and abs(a["spin"] - b["spin"]) < 0.05 * a["spin"]:
             verdict += (f"; cause: the plank spins at the same rate under either load ({a['spin']:.2f} vs "
-                        f"{b['spin']:.2f} rad/s): the global iterations stop at their cap (2 x contacts) before the "
-                        "plank-load contacts have passed the load's inertia to the plank, and Alg. 10 resolves the rest "
-                        "with the plank (the lower layer) frozen; with unlimited iterations the plank under the "
+                        f"{b['spin']:.2f} rad/s): the global iterations stop at their cap (2 x contacts) before "
+                        "the plank-load contacts have passed the load's inertia to the plank, and Alg. 10 resolves the "
+                        "rest with the plank (the lower layer) frozen; with unlimited iterations the plank under the "
                         "lighter load spins faster (the 'unlimited iterations' row of the full run)")
         rows.append(row(f"Fig. 37a/b: catapult, 7 boxes of 10 cm (5.6 kg) vs 15 of 6.4 cm (3.15 kg) on a 2 m oak "
                         f"plank hit by a 20 cm oak box falling 1 m ({label}): the load's centre of mass",
