@@ -20,7 +20,7 @@ from tumble.materials import GRANITE, IRON, OAK
 from tumble.scenes.library import REGISTRY
 from tumble.shapes import Box, Plane, Sphere
 
-NAMES = ["bullet_stacks", "balls_well", "cage", "newtons_cradle", "spin_down"]
+NAMES = ["bullet_stacks", "balls_well", "cage", "newtons_cradle", "spin_down", "catapult"]
 # (name, params) -> (dynamic bodies, {tag: count}, fixed bodies) -- 004 §5.1, Figs. 27 and 29
 VERSIONS = {
     ("bullet_stacks", "E-STACK5"): ({}, 276, {"stack": 275, "projectile": 1}, 1),
@@ -212,6 +212,8 @@ def test_masses_from_densities(name):
     s = scenes.spec(name)
     w = s.build(solver="pgs")
     for i, b in enumerate(s.bodies):
+        if b.spawn_time > 0.0:            # enters later (catapult's large box): not in the world yet
+            continue
         if b.fixed:
             assert w.masses[i] == 0.0
             continue

@@ -609,3 +609,119 @@ def spin_down(*, mu: float = 0.3, omega0: float = 30.0, radius: float = 0.1, spe
     s.add(Sphere(r), (0.0, 0.0, r), linear_velocity=(v0, 0.0, 0.0), angular_velocity=(0.0, w0, 0.0),
           density=ball_mat.density, material=ball_mat, name="ball", tag="ball")
     return s
+
+
+# ----------------------------------------------------------------------------------------------
+# catapult (seesaw) of Fig. 37
+
+#: Oak plank of the seesaw: 2.0 x 0.2 x 0.03 m (9.6 kg). The thesis gives no size ("a wooden plank").
+CATAPULT_PLANK_HALF = (1.0, 0.1, 0.015)
+#: [rad] resting tilt of the plank (the loaded end on the ground): 4 degrees. Low enough that the
+#: 7-box column (tips over beyond atan(0.05 / 0.35) = 8.1 degrees) stands on it.
+CATAPULT_TILT = math.radians(4.0)
+#: Fig. 37a: 7 oak boxes of 10 cm (0.8 kg each, 5.6 kg); Fig. 37b: 15 oak boxes of 6.4 cm (0.21 kg
+#: each, 3.15 kg); the large oak box of 20 cm (6.4 kg).
+CATAPULT_LOADS = {7: 0.05, 15: 0.032}
+CATAPULT_BIG_HALF = 0.1
+#: [rad] Fig. 37a: "slightly twisted around the z-axis": box k of the column is turned by
+#: (-1)^k * 3 degrees about the plank's normal.
+CATAPULT_TWIST = math.radians(3.0)
+#: [m] along the plank from its centre: where the load stands (left) and where the large box lands.
+CATAPULT_LOAD_AT = -0.75
+CATAPULT_HIT_AT = 0.8
+#: [m] gap between neighbouring boxes of a pyramid row (1 mm, as the stacks of ``bullet_stacks``).
+CATAPULT_GAP = 0.001
+
+
+def _quat_mul(a, b) -> tuple:
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+
+
+def catapult_frame(tilt: float = CATAPULT_TILT) -> dict:
+    """The resting seesaw: the fulcrum's top edge height ``hf`` [m], the plank's centre, orientation
+    and unit axes (ex along the plank, ez its upper normal) with the -x end on the ground.
+
+    The plank's bottom face rests on the fulcrum edge (y axis through (0, 0, hf)) at its midpoint and
+    its -x bottom edge on the ground, so sin(tilt) = hf / (L / 2). A turn by -tilt about +y takes
+    x to ex = (cos t, 0, sin t) and z to ez = (-sin t, 0, cos t); centre = (0, 0, hf) + h ez (h: half
+    thickness); quaternion (cos(-t/2), 0, sin(-t/2), 0)."""
+    hl, _, ht = CATAPULT_PLANK_HALF
+    hf = hl * math.sin(tilt)
+    ex = np.array([math.cos(tilt), 0.0, math.sin(tilt)])
+    ez = np.array([-math.sin(tilt), 0.0, math.cos(tilt)])
+    centre = np.array([0.0, 0.0, hf]) + ht * ez
+    q = (math.cos(-0.5 * tilt), 0.0, math.sin(-0.5 * tilt), 0.0)
+    return {"hf": hf, "centre": centre, "q": q, "ex": ex, "ez": ez}
+
+
+@scene("catapult", "Schornbaum 004 Fig. 37: an oak seesaw plank loaded with 7 oak boxes of 10 cm (or 15 of "
+                   "6.4 cm) catapults them when a 20 cm oak box lands on its other end, dt 1/240")
+def catapult(*, load: int = 7, drop_height: float = 1.0, drop_time: float = 1.0, seconds: float = 3.0) -> SceneSpec:
+    """The catapult of 004 §5.6, Fig. 37 ("correct and stable handling of weight and balance in all
+    scenarios that include some sort of seesaw or catapult"). Stated: (a) 7 small boxes of 10 cm,
+    "slightly twisted around the z-axis", at rest on a wooden plank; "when the large box (20 cm) hits
+    the plank, the small boxes are tossed into the air"; (b) 15 boxes of 6.4 cm "dropped onto the
+    plank", then the large box hits, and "since the total weight of these 15 boxes is less than the
+    total weight of the 7 boxes ..., the 15 small boxes are tossed higher and farther"; both in real
+    time on the E6400. ``load`` = 7 builds (a), 15 builds (b).
+
+    Assumed (lost in the dump; the thesis's catapult has no joint -- the impulse solver has none --
+    so the plank is a free body on a fixed fulcrum):
+
+    * Plank: oak, 2.0 x 0.2 x 0.03 m (9.6 kg), its middle on the top edge of a fixed oak fulcrum (a
+      square prism lying along y, turned 45 degrees, so its top is an edge; ``catapult_frame``), the
+      -x end on the granite ground: tilt 4 degrees, fulcrum edge 6.98 cm high.
+    * Load (a): a column of 7 boxes on the plank at 0.75 m left of its middle, perpendicular to the
+      plank, box k turned by (-1)^k 3 degrees about the plank normal, resting exactly on each other,
+      at rest (awake). Load (b): a running-bond pyramid wall of 5 + 4 + 3 + 2 + 1 = 15 boxes (rows
+      along the plank, 1 mm gaps, the layout of ``bullet_stacks``' walls), its bottom row 5 cm above
+      the plank, dropped. (A column of 15 boxes of 6.4 cm, 0.96 m tall, would tip over on a 4 degree
+      plank: atan(0.032 / 0.48) = 3.8 degrees.)
+    * Large box: oak, 20 cm (6.4 kg), world-aligned, enters (``spawn_time``) at ``drop_time`` = 1 s
+      (the load has settled), its bottom ``drop_height`` = 1 m above the plank's top surface at
+      0.8 m right of the middle: it lands at sqrt(2 g h) = 4.47 m/s after 0.45 s.
+
+    Tags: "plank", "box" (the load), "projectile" (the large box), "wall" (the fulcrum), "ground".
+    """
+    (n,) = _int("catapult", load=load)
+    if n not in CATAPULT_LOADS:
+        raise SceneError(f"scene 'catapult': parameter load={load!r} must be 7 (Fig. 37a) or 15 (Fig. 37b)")
+    h_drop, t_drop, secs = _num("catapult", drop_height=drop_height, drop_time=drop_time, seconds=seconds)
+    f = catapult_frame()
+    ex, ez, q = f["ex"], f["ez"], f["q"]
+    hl, hw, ht = CATAPULT_PLANK_HALF
+    s = _spec(secs)
+    _ground(s, GRANITE)
+    a = f["hf"] / math.sqrt(2.0)                     # the prism's half side: its top edge at a sqrt(2) = hf
+    s.add(Box((a, 1.5 * hw, a)), (0.0, 0.0, 0.0), orientation=(math.cos(math.pi / 8), 0.0, math.sin(math.pi / 8), 0.0),
+          fixed=True, material=OAK, name="fulcrum", tag="wall")
+    s.add(Box(CATAPULT_PLANK_HALF), tuple(f["centre"]), orientation=q, density=OAK.density, material=OAK,
+          name="plank", tag="plank")
+    top = f["centre"] + ht * ez                        # the plank's top surface at its middle
+    h = CATAPULT_LOADS[n]
+    if n == 7:
+        for k in range(7):
+            tw = (-1.0) ** k * CATAPULT_TWIST
+            qk = _quat_mul(q, (math.cos(0.5 * tw), 0.0, 0.0, math.sin(0.5 * tw)))
+            p = top + CATAPULT_LOAD_AT * ex + (h + 2.0 * h * k) * ez
+            s.add(Box((h, h, h)), tuple(p), orientation=qk, density=OAK.density, material=OAK, name=f"box{k}",
+                  tag="box")
+    else:
+        pitch = 2.0 * h + CATAPULT_GAP
+        j = 0
+        for r in range(5):
+            m = 5 - r
+            for i in range(m):
+                u = CATAPULT_LOAD_AT + (i - 0.5 * (m - 1)) * pitch
+                p = top + u * ex + (0.05 + h + 2.0 * h * r) * ez
+                s.add(Box((h, h, h)), tuple(p), orientation=q, density=OAK.density, material=OAK, name=f"box{j}",
+                      tag="box")
+                j += 1
+    hit = top + CATAPULT_HIT_AT * ex
+    big = CATAPULT_BIG_HALF
+    s.add(Box((big, big, big)), (float(hit[0]), 0.0, float(hit[2]) + h_drop + big), density=OAK.density,
+          material=OAK, name="large box", tag="projectile", spawn_time=t_drop)
+    return s
