@@ -54,8 +54,10 @@ def unlimited():
 
 def test_lighter_load_tossed_higher_and_farther_with_unlimited_iterations(unlimited):
     a, b = unlimited[7], unlimited[15]
-    assert b["rise"] > a["rise"] + 0.05          # measured 0.382 vs 0.271 m
-    assert b["dx_end"] > a["dx_end"] + 0.1       # measured 0.239 vs 0.012 m
+    # farther by more than a quarter of the 20 cm box: measured 0.285 vs 0.195 m (0.239 vs 0.012 m
+    # before issue 17's energy guard in the impulse resolution)
+    assert b["rise"] > a["rise"] + 0.05          # measured 0.382 vs 0.270 m
+    assert b["dx_end"] > a["dx_end"] + 0.05
     assert b["spin"] > 1.1 * a["spin"]           # the lighter load slows the plank less (3.13 vs 2.36 rad/s)
 
 
