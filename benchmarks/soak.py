@@ -105,25 +105,8 @@ def soak(solver: str, steps: int, sample: int) -> dict:
             "energy_bounded": ok_energy, "error": error, "samples": rows}
 
 
-def main(argv=None) -> int:
-    ap = benchmark_arguments(__doc__, "1000 steps per solver (a smoke run)", "Numba threads (default: all)")
-    ap.add_argument("--steps", type=int, default=100_000, help="steps per solver (default 10^5)")
-    ap.add_argument("--sample", type=int, default=None, help="steps between samples (default steps / 100)")
-    ap.add_argument("--solvers", default=",".join(s["name"] for s in tb.solvers()), help="comma-separated")
-    ap.add_argument("--jobs", type=int, default=1, help="solvers run at once, each in its own process")
-    args = ap.parse_args(argv)
-    start = start_run(args)
-    steps = 1000 if args.quick else int(args.steps)
-    sample = args.sample or max(1, steps // 100)
-    solvers = args.solvers.split(",")
-    log(f"soak: {', '.join(solvers)}, {steps} steps of pile1000 each, {args.jobs} at once")
-    if args.jobs > 1:
-        # spawn, not fork: the parent has started Numba's OpenMP threads, which a forked child cannot use
-        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=set_numba_threads, initargs=(args.threads,)) as pool:
-            results = list(pool.map(soak, solvers, [steps] * len(solvers), [sample] * len(solvers)))
-    else:
-        results = [soak(solver, steps, sample) for solver in solvers]
+def write_report(start, args, argv, steps: int, sample: int, results: list[dict]) -> None:
+    """soak.md and soak.json for the solvers done so far."""
     meta = run_meta(start, "benchmarks/soak.py", argv if argv is not None else sys.argv[1:], args.quick,
                     steps=steps, sample=sample, jobs=args.jobs)
     table = [[r["solver"], str(r["steps"]), f"{r['seconds']:.0f}", f"{r['ms_per_step']:.2f}",
@@ -144,7 +127,32 @@ def main(argv=None) -> int:
                       table)]
     write_markdown(start.out / "soak.md", lines)
     write_json(start.out / "soak.json", {"meta": meta, "results": results})
-    log(f"wrote {start.out / 'soak.md'}")
+    log(f"wrote {start.out / 'soak.md'} ({len(results)} solvers)")
+
+
+def main(argv=None) -> int:
+    ap = benchmark_arguments(__doc__, "1000 steps per solver (a smoke run)", "Numba threads (default: all)")
+    ap.add_argument("--steps", type=int, default=100_000, help="steps per solver (default 10^5)")
+    ap.add_argument("--sample", type=int, default=None, help="steps between samples (default steps / 100)")
+    ap.add_argument("--solvers", default=",".join(s["name"] for s in tb.solvers()), help="comma-separated")
+    ap.add_argument("--jobs", type=int, default=1, help="solvers run at once, each in its own process")
+    args = ap.parse_args(argv)
+    start = start_run(args)
+    steps = 1000 if args.quick else int(args.steps)
+    sample = args.sample or max(1, steps // 100)
+    solvers = args.solvers.split(",")
+    log(f"soak: {', '.join(solvers)}, {steps} steps of pile1000 each, {args.jobs} at once")
+    if args.jobs > 1:
+        # spawn, not fork: the parent has started Numba's OpenMP threads, which a forked child cannot use
+        with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=set_numba_threads, initargs=(args.threads,)) as pool:
+            results = list(pool.map(soak, solvers, [steps] * len(solvers), [sample] * len(solvers)))
+        write_report(start, args, argv, steps, sample, results)
+    else:
+        results = []
+        for solver in solvers:      # the report is rewritten after each solver: a run cut short keeps them
+            results.append(soak(solver, steps, sample))
+            write_report(start, args, argv, steps, sample, results)
     return 0
 
 
