@@ -62,7 +62,9 @@ def rss_mb() -> float:
     return pages * resource.getpagesize() / 2**20
 
 
-def soak(solver: str, steps: int, sample: int) -> dict:
+def soak(solver: str, steps: int, sample: int, progress=None) -> dict:
+    """``steps`` of pile1000 under ``solver``; ``progress(result)``, when given, gets the summary of the
+    samples so far every tenth sample (so a long run cut short still leaves its report)."""
     w = tb.scenes.build("pile1000", solver=solver)
     dt = w.default_dt
     e0 = w.total_energy()
@@ -81,6 +83,8 @@ def soak(solver: str, steps: int, sample: int) -> dict:
             if k and k % (10 * sample) == 0:
                 log(f"{solver}: step {k}/{steps}, {rows[-1]['wall_s']:.0f} s, rss {rows[-1]['rss_mb']:.1f} MB, "
                     f"E {rows[-1]['energy_j']:.1f} J, KE {rows[-1]['kinetic_j']:.3g} J")
+                if progress is not None and k < steps:
+                    progress(summary(solver, rows, dt, e0, e_floor, time.perf_counter() - t0, "", steps))
         if k == steps:
             break
         try:
@@ -88,7 +92,14 @@ def soak(solver: str, steps: int, sample: int) -> dict:
         except tb.SimulationError as e:
             error = str(e)
             break
-    wall = time.perf_counter() - t0
+    return summary(solver, rows, dt, e0, e_floor, time.perf_counter() - t0, error, steps)
+
+
+def summary(solver: str, rows: list[dict], dt: float, e0: float, e_floor: float, wall: float, error: str,
+            planned: int) -> dict:
+    """The verdicts of a soak from its samples (a run still going, or cut short, says how far it got)."""
+    if not error and rows[-1]["step"] < planned:
+        error = f"unfinished: {rows[-1]['step']} of {planned} steps so far"
     rss = np.array([x["rss_mb"] for x in rows])
     energy = np.array([x["energy_j"] for x in rows])
     base = min(len(rss) // 10, len(rss) - 1)       # the sample at 10 % of the run
@@ -105,11 +116,25 @@ def soak(solver: str, steps: int, sample: int) -> dict:
             "energy_bounded": ok_energy, "error": error, "samples": rows}
 
 
+def kept_results(path: Path, solvers: list[str]) -> list[dict]:
+    """``--keep``: the rows of an earlier soak.json for solvers not run now, each marked with the date
+    and commit of the run that measured it (a long soak can then be run one solver at a time)."""
+    if not path.exists():
+        return []
+    import json
+
+    old = json.loads(path.read_text())
+    meta = old.get("meta", {})
+    stamp = f"{meta.get('date', '?')}, {str(meta.get('git', '?'))[:7]}"
+    return [{**r, "run": r.get("run") or stamp} for r in old.get("results", []) if r["solver"] not in solvers]
+
+
 def write_report(start, args, argv, steps: int, sample: int, results: list[dict]) -> None:
     """soak.md and soak.json for the solvers done so far."""
     meta = run_meta(start, "benchmarks/soak.py", argv if argv is not None else sys.argv[1:], args.quick,
                     steps=steps, sample=sample, jobs=args.jobs)
-    table = [[r["solver"], str(r["steps"]), f"{r['seconds']:.0f}", f"{r['ms_per_step']:.2f}",
+    table = [[r["solver"] + (f" (run {r['run']})" if r.get("run") else ""), str(r["steps"]),
+              f"{r['seconds']:.0f}", f"{r['ms_per_step']:.2f}",
               f"{r['rss_first_mb']:.0f} -> {r['rss_last_mb']:.0f}", f"{r['rss_growth_mb']:+.1f}",
               f"{r['energy_start_j']:.0f}", f"{r['energy_max_rise_j']:+.2f}", f"{r['kinetic_end_j']:.3g}",
               f"{1000 * r['max_penetration_end_m']:.1f}",
@@ -136,23 +161,29 @@ def main(argv=None) -> int:
     ap.add_argument("--sample", type=int, default=None, help="steps between samples (default steps / 100)")
     ap.add_argument("--solvers", default=",".join(s["name"] for s in tb.solvers()), help="comma-separated")
     ap.add_argument("--jobs", type=int, default=1, help="solvers run at once, each in its own process")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the other solvers' rows of the existing soak.json (each marked with its run)")
     args = ap.parse_args(argv)
     start = start_run(args)
     steps = 1000 if args.quick else int(args.steps)
     sample = args.sample or max(1, steps // 100)
     solvers = args.solvers.split(",")
+    kept = kept_results(start.out / "soak.json", solvers) if args.keep else []
     log(f"soak: {', '.join(solvers)}, {steps} steps of pile1000 each, {args.jobs} at once")
     if args.jobs > 1:
         # spawn, not fork: the parent has started Numba's OpenMP threads, which a forked child cannot use
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=set_numba_threads, initargs=(args.threads,)) as pool:
             results = list(pool.map(soak, solvers, [steps] * len(solvers), [sample] * len(solvers)))
-        write_report(start, args, argv, steps, sample, results)
+        write_report(start, args, argv, steps, sample, kept + results)
     else:
         results = []
-        for solver in solvers:      # the report is rewritten after each solver: a run cut short keeps them
-            results.append(soak(solver, steps, sample))
-            write_report(start, args, argv, steps, sample, results)
+        for solver in solvers:      # the report is rewritten as it goes: a run cut short keeps its samples
+            def progress(partial, done=tuple(results)):
+                write_report(start, args, argv, steps, sample, kept + list(done) + [partial])
+
+            results.append(soak(solver, steps, sample, progress))
+            write_report(start, args, argv, steps, sample, kept + results)
     return 0
 
 
