@@ -42,13 +42,16 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import (  # noqa: E402
+    BUSY_CORES,
     ENGINE_COLUMNS,
     core_count,
+    cpu_mark,
     cpu_model,
     engine_md_table,
     engine_rows,
     machine_tag,
     mean_p95,
+    other_cores,
     results_dir,
     warmed_up_world,
     write_markdown,
@@ -102,6 +105,7 @@ def run_tumble(spec, steps: int, warmup: int) -> dict:
     w = warmed_up_world(spec.build, spec.dt, warmup)
     m = SceneMetrics(spec)
     times = []
+    mark, t_start = cpu_mark(), time.perf_counter()
     bar = progress_bar(steps, f"{spec.name} tumble")
     for _ in range(steps):
         t = time.perf_counter()
@@ -112,7 +116,8 @@ def run_tumble(spec, steps: int, warmup: int) -> dict:
     bar.close()
     mean, p95 = mean_p95(1000.0 * np.asarray(times))
     return {"engine": "tumble (pgs)", "ms_mean": mean, "ms_p95": p95, **m.result(),
-            "settings": dict(spec.settings), "notes": []}
+            "settings": dict(spec.settings), "notes": [],
+            "other_cores": other_cores(mark, time.perf_counter() - t_start)}
 
 
 def run_peer(peer_cls, spec, steps: int) -> dict:
@@ -127,6 +132,7 @@ def run_peer(peer_cls, spec, steps: int) -> dict:
         return {"engine": peer.name, "error": f"unsupported: {e}"}
     m = SceneMetrics(spec)
     times = []
+    mark, t_start = cpu_mark(), time.perf_counter()
     bar = progress_bar(steps, f"{spec.name} {peer.name}")
     try:
         for _ in range(steps):
@@ -140,7 +146,7 @@ def run_peer(peer_cls, spec, steps: int) -> dict:
         peer.close()
     mean, p95 = mean_p95(1000.0 * np.asarray(times))
     return {"engine": peer.name, "ms_mean": mean, "ms_p95": p95, **m.result(), "settings": peer.settings,
-            "notes": list(peer.notes)}
+            "notes": list(peer.notes), "other_cores": other_cores(mark, time.perf_counter() - t_start)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -176,6 +182,10 @@ def write_results(out: Path, tag: str, comp: dict | None, results: list[tuple], 
     for spec, steps, rows in results:
         md += [f"## {spec.name} ({len(spec.bodies)} bodies, {steps} steps of dt = {spec.dt:.6g} s)", "",
                f"{spec.description}", "", f"scene settings: `{spec.settings}`", "", engine_md_table(rows), ""]
+        busy = [f"{r['engine']} {r['other_cores']:.2f}" for r in rows if r.get("other_cores") is not None]
+        if busy:
+            md.append("- cores other processes kept busy while each engine was timed (above "
+                      f"{BUSY_CORES:g}: its time is inflated): " + ", ".join(busy))
         for r in rows:
             if r.get("settings") and not r["engine"].startswith("tumble"):
                 md.append(f"- {r['engine']} settings: `{r['settings']}`")
