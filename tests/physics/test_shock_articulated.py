@@ -8,6 +8,7 @@ energy (kinetic + potential) of a dropped articulation never rises from one step
 """
 
 import numpy as np
+import pytest
 
 import tumble as tb
 
@@ -153,3 +154,11 @@ def test_ten_ragdolls_as_tight_as_pgs_without_energy_gain():
     assert shock <= pgs + TOLERANCE
     assert rise <= 1e-6
     assert above <= 1e-6
+
+
+def test_bad_tree_projection_settings_are_named():
+    """The two settings of the tree projection are validated by name and value."""
+    for field, value in (("joint_projection_angular_weight", 0.0), ("joint_projection_angular_weight", 1.5),
+                         ("joint_projection_angular_weight", True), ("joint_tree_projection", 1)):
+        with pytest.raises(tb.SettingsError, match=f"{field}={value!r}"):
+            tb.World(solver="shock", **{field: value})
