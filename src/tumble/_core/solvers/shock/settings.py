@@ -86,15 +86,15 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             correction) starts with Newton steps of the exact solve over the joint tree
             (``dynamics.joints.tree.project_tree``, as pgs does with ``joint_direct_solve``), then the
             Gauss-Seidel passes over the joints outside the tree (loops) and those with limits [tumble,
-            issue 18], and after those passes the tree's Newton steps once more (so a limit's
-            correction does not leave its neighbours open). Not used while a joint closes a loop (the
+            issue 18], and in the final projection after those passes the tree's Newton steps once
+            more (so a limit's correction does not leave its neighbours open). Not used while a joint closes a loop (the
             loop joint is outside the tree and only the capped passes close it: on ``bridge``, held by
             the world at both ends, that grew its error 9.6 -> 122 mm). Default True. False: the
             Gauss-Seidel passes over every joint (``joint_correction_iterations`` of them,
             ``joint_correction_fraction`` per visit), which carry a correction about one link per
             pass: chain50 kept 10-20 mm at every joint. Measured (largest joint error over the run,
             60 Hz, 10 sweeps; False -> True): chain50 (10 s) 23.1 mm -> 1.1 um (pgs 1.2 um), 20
-            ragdolls (6 s) 19.8 mm -> 1.0 um (pgs 5.8 mm), 10 ragdolls (2.5 s) 12.5 mm -> 1.0 um (pgs
+            ragdolls (6 s) 19.8 mm -> 1.0 um (pgs 5.8 mm), 10 ragdolls (2.5 s) 12.5 mm -> 0.24 um (pgs
             0.41 mm).
         joint_projection_angular_weight: the metric of the tree projection's Newton steps is
             diag(m, I / w) with w this weight, i.e. the least change sum m |dx|^2 + dtheta^T I dtheta / w
