@@ -94,7 +94,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             ``joint_correction_fraction`` per visit), which carry a correction about one link per
             pass: chain50 kept 10-20 mm at every joint. Measured (largest joint error over the run,
             60 Hz, 10 sweeps; False -> True): chain50 (10 s) 23.1 mm -> 1.1 um (pgs 1.2 um), 20
-            ragdolls (6 s) 19.8 mm -> 1.0 um (pgs 5.8 mm), 10 ragdolls (2.5 s) 12.5 mm -> 0.24 um (pgs
+            ragdolls (6 s) 19.8 mm -> 0.24 um (pgs 5.8 mm), 10 ragdolls (2.5 s) 12.5 mm -> 0.24 um (pgs
             0.41 mm).
         joint_projection_angular_weight: the metric of the tree projection's Newton steps is
             diag(m, I / w) with w this weight, i.e. the least change sum m |dx|^2 + dtheta^T I dtheta / w
