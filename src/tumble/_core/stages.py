@@ -270,28 +270,41 @@ def finish_joints(core, offset: int, lam, dt: float, reaction_lam=None) -> None:
                     lam if reaction_lam is None else reaction_lam, dt, js.joint_lever, js.joint_force, js.joint_torque)
 
 
-def project_joints(core, dt: float, tree=None) -> None:
+def _tree_newton(core, dt: float, tree, angular_weight: float):
+    """``project_tree`` on the core state (frames and joint coordinates refreshed first): returns
+    (largest error before, after, whether a step was undone)."""
+    s, b, js = core.settings, core.bodies, core.joint_store
+    refresh_frames(core)
+    joint_coordinates(core)
+    return _project_tree(
+        tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.joint_type, js.joint_body, js.joint_anchor,
+        js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits,
+        js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_row_start, core.joint_layout.row_total,
+        js.joint_impulse, js.joint_coord, js.joint_lever, b.body_position[: b.count], b.body_orientation, b.body_mass,
+        b.body_inv_mass, b.body_inv_inertia_world if angular_weight == 1.0 else
+        b.body_inv_inertia_world * angular_weight, b.body_fixed, dt, s.joint_correction_iterations,
+        s.joint_correction_tolerance)
+
+
+def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, close_tree: bool = False) -> None:
     """Joint position projection at the current poses, when enabled: with a joint ``tree``
     (``dynamics.joints.tree.JointTree``, the pgs direct joint solve) Newton steps of the exact tree
     solve on its joints' equality rows first (``project_tree``), then the non-linear Gauss-Seidel
     passes (``dynamics.joints.projection``) over the joints left: those outside the tree (loops) and
-    those with limits; without a tree the passes over every joint."""
+    those with limits; without a tree the passes over every joint. ``angular_weight`` w: the tree
+    Newton steps use the metric diag(m, I / w) instead of the kinetic one (w = 1; shock passes
+    ``joint_projection_angular_weight``): the inverse inertias of the rows and the factor times w.
+    ``close_tree`` (shock): after the passes over limited joints, the tree's Newton steps once more,
+    so the limits' corrections do not leave the neighbouring tree joints open."""
     s, b, js = core.settings, core.bodies, core.joint_store
     joint_rows = core.joint_layout.row_total
     if not joint_rows or s.joint_correction != "projection" or s.joint_correction_iterations == 0:
         return
-    refresh_frames(core)
-    joint_coordinates(core)
     first = last = 0.0
     rest = None
+    undone = True
     if tree is not None:
-        first, last, undone = _project_tree(
-            tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.joint_type, js.joint_body, js.joint_anchor,
-            js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits,
-            js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_row_start, joint_rows, js.joint_impulse,
-            js.joint_coord, js.joint_lever, b.body_position[: b.count], b.body_orientation, b.body_mass,
-            b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt, s.joint_correction_iterations,
-            s.joint_correction_tolerance)
+        first, last, undone = _tree_newton(core, dt, tree, angular_weight)
         core.counters["joint_error"] = float(first)
         core.counters["joint_error_after"] = float(last)
         if not undone:
@@ -300,8 +313,8 @@ def project_joints(core, dt: float, tree=None) -> None:
                 return
         else:     # Newton diverged (far from the joints' manifold): the capped passes over every joint
             rest = js.joint_active[: js.count].copy()
-        refresh_frames(core)
-        joint_coordinates(core)
+    refresh_frames(core)
+    joint_coordinates(core)
     # joint graph heights from the fixed bodies (contact.layers), on the joint rows of this step
     r = core.rows
     off = core.joint_row_offset
@@ -325,3 +338,6 @@ def project_joints(core, dt: float, tree=None) -> None:
     core.counters["joint_error"] = max(float(first), core.counters["joint_error"] if rest is not None else 0.0)
     core.counters["joint_error_after"] = max(float(last), core.counters["joint_error_after"] if rest is not None
                                              else 0.0)
+    if close_tree and tree is not None and not undone:
+        _, last, _ = _tree_newton(core, dt, tree, angular_weight)
+        core.counters["joint_error_after"] = float(last)

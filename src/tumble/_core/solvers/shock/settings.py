@@ -82,6 +82,32 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             changes together): ragdolls of 20, largest joint error 368 -> 26 mm (pgs 13 mm), largest
             energy rise in one step +153 kJ -> +0.03 J; 10 ragdolls 291 -> 11 mm, +13 kJ -> +1.9 J;
             chain50 29 -> 21 mm; two spheres on a ball joint landing 5 cm deep 52.6 -> 0.5 mm.
+        joint_tree_projection: the joint projection (after the layers and again after the final
+            correction) starts with Newton steps of the exact solve over the joint tree
+            (``dynamics.joints.tree.project_tree``, as pgs does with ``joint_direct_solve``), then the
+            Gauss-Seidel passes over the joints outside the tree (loops) and those with limits [tumble,
+            issue 18], and in the final projection after those passes the tree's Newton steps once
+            more (so a limit's correction does not leave its neighbours open). Not used while a joint closes a loop (the
+            loop joint is outside the tree and only the capped passes close it: on ``bridge``, held by
+            the world at both ends, that grew its error 9.6 -> 122 mm). Default True. False: the
+            Gauss-Seidel passes over every joint (``joint_correction_iterations`` of them,
+            ``joint_correction_fraction`` per visit), which carry a correction about one link per
+            pass: chain50 kept 10-20 mm at every joint. Measured (largest joint error over the run,
+            60 Hz, 10 sweeps; False -> True): chain50 (10 s) 23.1 mm -> 1.1 um (pgs 1.2 um), 20
+            ragdolls (6 s) 19.8 mm -> 0.24 um (pgs 5.8 mm), 10 ragdolls (2.5 s) 12.5 mm -> 0.24 um (pgs
+            0.41 mm).
+        joint_projection_angular_weight: the metric of the tree projection's Newton steps is
+            diag(m, I / w) with w this weight, i.e. the least change sum m |dx|^2 + dtheta^T I dtheta / w
+            that closes the joints; 1 is the kinetic metric [tumble, issue 18]. Default 0.01: rotations
+            cost 100 times their kinetic weight, so a joint gap is closed mostly by moving the bodies,
+            where the rows are linear, instead of turning light thin links, where they are not. Why:
+            shock's whole 1/60 s steps leave chain50's swinging links ~1-6 cm apart at each joint, and
+            in the kinetic metric the Newton step turned the thin capsules by up to 0.3 rad to close
+            4 mm, overshot, stalled at 2-4 mm and was undone. Measured (chain50, 10 s; ragdolls, 6 s;
+            largest joint error over all steps, before the second tree pass): w = 1: 23.4 / 57.9 mm; 0.1:
+            34.0 / 4.0 mm (chain50 +17.8 J in one step); 0.01: 1.1 um / 2.5 mm; 0.001: 1.0 um / 3.2 mm,
+            but chain50 ended 257 J above its start energy (translating links whose velocities are
+            kept pumps energy).
         root_support_cos: a dynamic body is a root of the stack layers (height 1) when a joint ties
             it to a fixed body or a contact with a fixed body supports it against gravity: the
             contact normal n (pushing on the body) has n . up > this (``contact.layers.
@@ -143,6 +169,8 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     reuse_final_contacts: bool = True
     stop_unseen_contacts: bool = True
     joint_aware_correction: bool = True
+    joint_tree_projection: bool = True
+    joint_projection_angular_weight: float = 0.01
     root_support_cos: float = 0.5
     layer_warm_start: float = 0.0
     speculative_contacts: bool = False
@@ -180,7 +208,11 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         mc = self.max_correction
         if not isinstance(mc, (int, float)) or math.isnan(mc) or mc <= 0:
             raise SettingsError(f"setting max_correction={mc!r} must be a number > 0 [m] (inf: no cap)")
+        aw = self.joint_projection_angular_weight
+        if isinstance(aw, bool) or not isinstance(aw, (int, float)) or not 0.0 < aw <= 1.0:
+            raise SettingsError(f"setting joint_projection_angular_weight={aw!r} must be in (0, 1] (1: the kinetic "
+                                f"metric)")
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
-                     "joint_aware_correction", "speculative_contacts"):
+                     "joint_aware_correction", "speculative_contacts", "joint_tree_projection"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")
