@@ -72,6 +72,9 @@ CASES = ["well_busy", "pile300_busy", "tower_roof", "large_pyramid", "ragdolls",
 ROUNDS = 3
 #: Steps with ``profile_stages = True`` after a timed run (the per-stage profile).
 PROFILE_STEPS = 20
+#: Steps of the throw-away copy before a timed run of the smaller scenes (piles: past the first contacts;
+#: large_pyramid and tower_roof take 2, their contacts exist from the start).
+WARM_STEPS = 60
 #: Contended goal of the issue: contended ms/step <= this times tumble's quiet figure.
 BUSY_FACTOR = 1.5
 
@@ -153,10 +156,12 @@ def timed_steps(step, steps: int) -> np.ndarray:
     return ms
 
 
-def tumble_world(spec, solver: str, settings: dict | None = None):
-    """A fresh world of ``spec`` under ``solver`` after stepping a throw-away copy twice (compilation)."""
+def tumble_world(spec, solver: str, settings: dict | None = None, warm: int = 2):
+    """A fresh world of ``spec`` under ``solver`` after stepping a throw-away copy ``warm`` times: the
+    kernels it needs are compiled or loaded before anything is timed (a pile needs its first contacts
+    for the parallel twins above their work size: a jacobi step that loaded one took 0.9 s)."""
     w = spec.build(solver=solver, **(settings or {}))
-    for _ in range(2):
+    for _ in range(warm):
         w.step(spec.dt)
     del w
     return spec.build(solver=solver, **(settings or {}))
@@ -195,13 +200,13 @@ def stage_profile(w, dt: float, steps: int) -> dict:
 
 
 def run_tumble(spec, solver: str, steps: int, budget: Budget, settings: dict | None = None,
-               metrics: bool = False) -> dict:
+               metrics: bool = False, warm: int = 2) -> dict:
     """``steps`` timed steps of ``spec`` under ``solver``: mean / median / max ms, the mean profile, the
     per-stage profile after, the CPU others used, and (``metrics``) SceneMetrics (standing)."""
     from tumble.scenes.metrics import SceneMetrics
 
     log(f"  tumble {solver} {spec.name} ({steps} steps) ...")
-    w = tumble_world(spec, solver, settings)
+    w = tumble_world(spec, solver, settings, min(warm, steps))
     m = SceneMetrics(spec) if metrics else None
     prof = ProfileSum()
     ms = np.empty(steps)
@@ -281,9 +286,13 @@ def contended(spec, solver: str, budget: Budget) -> dict:
 
     threads = numba.get_num_threads()
     w = tumble_world(spec, solver)
-    for _ in range(budget.block // 4):                      # past the first contacts
-        w.step(spec.dt)
     step = lambda: w.step(spec.dt)                           # noqa: E731
+    # an untimed block on each thread count first: the first contacts load kernels (parallel twins
+    # above their work size) that the throw-away copy's two steps did not reach
+    timed_steps(step, budget.block // 2)
+    set_numba_threads(1)
+    timed_steps(step, budget.block // 2)
+    set_numba_threads(threads)
     blocks = {"quiet": [], "busy": [], "busy_1thread": [], "quiet_1thread": []}
     others = {"quiet": [], "busy": []}
     prof = {"quiet": ProfileSum(), "busy": ProfileSum()}
@@ -333,7 +342,8 @@ def row_contended(name: str, spec, budget: Budget, issue_now: str) -> dict:
     return {"case": name, "data": d, "issue_now": issue_now,
             "tumble": f"pgs {d['ms_busy']:.3g} busy, {d['ms_quiet']:.3g} quiet ({ratio:.2f}x); one thread "
                       f"{d['ms_busy_1thread']:.3g} busy, {d['ms_quiet_1thread']:.3g} quiet",
-            "peers": {p["engine"]: (f"{p['ms_busy']:.3g} busy, {p['ms_quiet']:.3g} quiet" if "error" not in p
+            "peers": {p["engine"]: (f"{p['ms_busy']:.3g} busy, {p['ms_quiet']:.3g} quiet "
+                                    f"({p['ms_busy'] / p['ms_quiet']:.2f}x)" if "error" not in p
                                     else p["error"]) for p in d["peers"]},
             "goal": f"busy <= {BUSY_FACTOR}x tumble's quiet", "met": bool(ratio <= BUSY_FACTOR)}
 
@@ -417,7 +427,7 @@ def case_large_pyramid(budget, ctx):
 
 
 def _vs_pybullet(name, spec, solver, steps, budget, factor, issue_now, goal):
-    r = run_tumble(spec, solver, steps, budget)
+    r = run_tumble(spec, solver, steps, budget, warm=WARM_STEPS)
     peers = peers_on(spec, steps)
     pb = next((p["ms_mean"] for p in peers if p["engine"].startswith("pybullet") and "error" not in p), None)
     return {"case": name, "data": {"tumble": [r], "peers": peers}, "issue_now": issue_now,
@@ -438,7 +448,7 @@ def case_chain50(budget, ctx):
 
 def case_well_impulse(budget, ctx):
     spec = budget.spec("balls_well")
-    r = run_tumble(spec, "impulse", budget.well_impulse_steps, budget)
+    r = run_tumble(spec, "impulse", budget.well_impulse_steps, budget, warm=WARM_STEPS)
     peers = ctx.get("well_peers_quiet")
     if peers is None:                        # well_busy not run: time the peers here
         peers = {p["engine"]: p.get("ms_mean") for p in peers_on(spec, budget.well_impulse_steps)}
@@ -456,7 +466,7 @@ def case_pile1000(budget, ctx):
     spec = budget.spec("pile1000")
     spec.dt = 0.01                            # the issue's dt (the scene's own is 1/60)
     n = budget.pile_steps
-    runs = [run_tumble(spec, s, n, budget) for s in ("pgs", "shock", "impulse", "jacobi")]
+    runs = [run_tumble(spec, s, n, budget, warm=WARM_STEPS) for s in ("pgs", "shock", "impulse", "jacobi")]
     peers = peers_on(spec, n)
     pb = next((p["ms_mean"] for p in peers if p["engine"].startswith("pybullet") and "error" not in p), None)
     return [{"case": f"pile1000 (dt 1/100, {n} steps)", "data": {"tumble": runs, "peers": peers},
@@ -532,10 +542,15 @@ def profile_lines(rows: list[dict]) -> list[str]:
             if t.get("stage_profile"):
                 table.append([f"{r['case'].split(' (')[0]}, {t['engine']} (profile_stages)",
                               _profile_line(t["stage_profile"])])
-    return out + [md_table(["run", "stages (largest first)"], table), ""]
+    unique, labels = [], set()
+    for row in table:                        # rows sharing one run (tower_roof's two) list it once
+        if row[0] not in labels:
+            labels.add(row[0])
+            unique.append(row)
+    return out + [md_table(["run", "stages (largest first)"], unique), ""]
 
 
-def write_report(out: Path, meta: dict, rows: list[dict], budget: Budget) -> None:
+def write_report(out: Path, meta: dict, rows: list[dict], block: int, rounds: int) -> None:
     engines = []
     for r in rows:
         for k in r["peers"]:
@@ -552,9 +567,15 @@ def write_report(out: Path, meta: dict, rows: list[dict], budget: Budget) -> Non
              *setup_lines(meta, "a few steps per row", busy_note="every figure is inflated by their load"), "",
              "ms per step of `step()` alone unless said, the same scene in each engine (same dt, iterations, "
              "friction). Contended rows: tumble and the peers stepped in alternating blocks of "
-             f"{budget.block} steps, quiet / with the busy process ({budget.rounds} rounds, the median block); the "
-             f"busy process: {BUSY_TEXT}. 'one thread': the same blocks with `tb.set_num_threads(1)`.", "",
-             md_table(head, table), ""]
+             f"{block} steps, quiet / with the busy process ({rounds} rounds, the median block); the "
+             f"busy process: {BUSY_TEXT}. 'one thread': the same blocks with `tb.set_num_threads(1)`.", ""]
+    if meta.get("busy"):
+        lines += ["**This run shared the machine with other jobs** (other processes kept "
+                  f"{fmt(meta.get('other_cores'))} cores busy on average): 'quiet' means without this run's busy "
+                  "process, not an idle machine, and "
+                  "every figure is inflated by that load. The peers' own busy / quiet ratio in the contended rows "
+                  "(single-threaded engines) shows what the load alone does to a step.", ""]
+    lines += [md_table(head, table), ""]
     lines += ["## CPU used by other processes, per row", "",
               md_table(["case", "other cores (average over the row's timed steps)"],
                        [[r["case"], _others(r)] for r in rows]), ""]
@@ -583,7 +604,20 @@ def main(argv=None) -> int:
     ap = benchmark_arguments(__doc__.splitlines()[0], "a few steps per row (a smoke run)",
                              "Numba threads (default: all)")
     ap.add_argument("--cases", default=None, help=f"comma-separated: {','.join(CASES)}")
+    ap.add_argument("--from-json", default=None,
+                    help="rewrite speed.md next to this speed.json from its data (no stepping)")
     args = ap.parse_args(argv)
+    if args.from_json:
+        import json
+
+        path = Path(args.from_json)
+        data = json.loads(path.read_text())
+        rows, meta = data["rows"], data["meta"]
+        d0 = next((r["data"] for r in rows if "block_steps" in (r.get("data") or {})), {})
+        write_report(path.parent, meta, rows, meta.get("block", d0.get("block_steps", 0)),
+                     meta.get("rounds", d0.get("rounds", 0)))
+        print(path.parent / "speed.md")
+        return 0
     cases = CASES if not args.cases else [c.strip() for c in args.cases.split(",") if c.strip()]
     for c in cases:
         if c not in RUNNERS:
@@ -615,7 +649,8 @@ def main(argv=None) -> int:
     meta = run_meta(start, "benchmarks/speed.py", argv if argv is not None else sys.argv[1:], args.quick,
                     cases=cases)
     start.out.mkdir(parents=True, exist_ok=True)
-    write_report(start.out, meta, rows, budget)
+    meta.update(block=budget.block, rounds=budget.rounds)
+    write_report(start.out, meta, rows, budget.block, budget.rounds)
     log(f"wrote {start.out / 'speed.md'}")
     print(start.out / "speed.md")
     return 0

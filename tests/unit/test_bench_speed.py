@@ -35,6 +35,10 @@ def test_speed_quick_run_writes_the_issue_table(tmp_path):
     assert "spinning on integer arithmetic" in md
     assert "## Per-stage profile" in md and "CPU used by other processes" in md
     assert data["meta"]["quick"] is True
+    # the report is rebuilt from the JSON alone, the same text
+    (tmp_path / "speed.md").unlink()
+    assert speed.main(["--from-json", str(tmp_path / "speed.json")]) == 0
+    assert (tmp_path / "speed.md").read_text() == md
 
 
 def test_unknown_case_is_refused():
