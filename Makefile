@@ -10,7 +10,7 @@ export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
 .PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
-	bench-fixed-cost bench-soak bench-fem bench-gauss bench-rotation bench-sweep bench-papers lint \
+	bench-fixed-cost bench-speed bench-soak bench-fem bench-gauss bench-rotation bench-sweep bench-papers lint \
 	warm clean
 
 VIEWER_WEB := src/tumble/viz/viewer/web
@@ -72,6 +72,12 @@ bench: peers warm system-deps
 	$(BIN)/python benchmarks/joints.py
 	$(BIN)/python benchmarks/render.py
 	$(BIN)/python benchmarks/impulse.py
+	$(BIN)/python benchmarks/speed.py
+
+# issue 19's table: every row (contended ones with a busy process), tumble next to PyBullet and MuJoCo,
+# the per-stage profile: benchmarks/results/<machine>/speed.md + speed.json (~15 min on 2 busy cores)
+bench-speed: peers warm
+	$(BIN)/python benchmarks/speed.py
 
 # the fixed cost of a step: one free body and stack10, every solver vs PyBullet and MuJoCo, quiet and
 # with a busy core: benchmarks/results/<machine>/fixed_cost.md (~2 min)

@@ -39,14 +39,23 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             runs them all. Default 1e-5 (tower_roof before impact: 24 ms/step and 0.014 mm drift in
             3 s, against 40 ms and 0.023 mm at 1e-6; the per-body repeats do the fine work).
         correction_tolerance: [m] the same for correction() sweeps (displacement per row); default 1e-6.
-        block_iterations: inside each layer sweep, repeat the rows of one body (its contacts with
-            the fixated bodies below and its siblings) up to this many times before moving to the
-            next body; 1 is the paper's plain PGS. Default 20. Why: a fixated layer passes every
-            velocity error of its bodies on to the layer above as a prescribed motion, so errors grow
-            with height. With plain PGS at 10 sweeps per layer the 40-course tower of tower_roof
-            rocked from the first step (0.14 rad/s at the top, 7 cm drift in 2 s, +80 J); with the
-            body's rows repeated to 1e-9 m/s it stood with 1 um drift (30 plain sweeps did too, at
-            three times the cost).
+        block_iterations: inside each layer sweep, repeat the rows of one body (its contacts with the
+            fixated bodies below and its siblings) up to this many times before moving to the next body; 1
+            is the paper's plain PGS. Default 12. Why repeats: a fixated layer passes every velocity error
+            of its bodies on to the layer above as a prescribed motion, so errors grow with height. With
+            plain PGS at 10 sweeps per layer the 40-course tower of tower_roof rocked from the first step
+            (0.14 rad/s at the top, 7 cm drift in 2 s, +80 J); with the body's rows repeated to 1e-9 m/s it
+            stood with 1 um drift (30 plain sweeps did too, at three times the cost). Why 12 (issue 19; it
+            was 20): almost every visit stops at the cap, never at ``block_tolerance``, so the cap sets the
+            layer stage's cost. tower_roof, 3 s (300 steps), one thread, median CPU ms per step and max
+            drift (two processes, 20/10/5 and 15/12/8, each stepping its caps round-robin): 20: 18.7 ms,
+            0.010 mm; 15: 17.1, 0.011; 12: 13.8, 0.0059; 10: 13.7, 0.0060; 8: 20.0, 0.11; 5: 22.7, 19 mm
+            (below ~10 the outer sweeps no longer stop early: 201 layer sweeps at 8 against 81 at 12 and 104
+            at 20). 10 against 20 elsewhere (300 steps): wall200 3.85 / 4.23 ms, drift 0.0022 / 0.0021 mm;
+            tower320 4.84 / 6.23 ms, 0.0003 mm both; box_stack25 0.58 / 0.60 ms, 0.0015 mm both; pile1000
+            (dt 0.01) 15.6 / 20.3 ms. The whole 16 s of tower_roof with its collapse, 12 against 20 in one
+            process: median 15.7 / 21.0 ms, mean 17.1 / 23.5 ms, deepest penetration 227 / 233 mm, no energy
+            gained by either. 12 keeps a margin above the cliff at 8.
         block_tolerance: [m/s] stop repeating a body's rows once a pass changes none of them by more
             than this; default 1e-9.
         layer_targets: "paper" -- each layer solve enforces the contacts' velocity targets against
@@ -177,7 +186,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     reuse_max_correction: float = 1e-3
     tolerance: float = 1e-5
     correction_tolerance: float = 1e-6
-    block_iterations: int = 20
+    block_iterations: int = 12
     block_tolerance: float = 1e-9
 
     def validate(self) -> None:
