@@ -79,13 +79,15 @@ def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu
             inv_inertia_world, fixed, asleep, v, w, resolution_threshold, restitution_threshold,
             max_iterations_factor, shock_propagation, shock_iterations_factor, closing_speed_order,
             normal_impulse, impulse, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS,
-            stage_below_only=False, slip_speed=math.inf) -> np.ndarray:
+            stage_below_only=False, slip_speed=math.inf, seed_dir=None) -> np.ndarray:
     """Contact resolution (Alg. 9-11, shock propagation Alg. 10) of every batch with an awake body.
     Changes ``v``, ``w``, wakes bodies whose contacts are processed, writes the step's impulses
     (``normal_impulse``: along n; ``impulse``: the tangential (friction) part, world frame).
     ``stage_below_only``: a shock stage resolves only its bodies' contacts with frozen or fixed bodies
     and among themselves (Guendelman et al.'s layers), not those with the next layer (the wider
-    reading of Alg. 10: every contact of the stage's bodies). ``slip_speed`` [m/s]: a contact sliding faster
+    reading of Alg. 10: every contact of the stage's bodies). ``seed_dir`` (3,): the first shock stage holds
+    only bodies with a fixed partner along it (the unit gravity: the supports, not walls); None or zero:
+    every body touching a fixed one (Alg. 10). ``slip_speed`` [m/s]: a contact sliding faster
     gets the kinetic friction impulse against its slip (inf: always Alg. 8's direction, the static
     solution's; see ``ImpulseSettings.kinetic_friction_direction``). Returns stats (count, 4): iterations,
     shock stages, closing contacts left, shock iterations."""
@@ -102,7 +104,7 @@ def resolve(bt: Batches, m, body_a, body_b, point, normal, restitution, mu_s, mu
         bt.batch_bodies, bt.body_contact_start, bt.body_contacts, body_a, body_b, point, normal, restitution, mu_s,
         mu_k, position, inv_mass, inv_inertia_world, fixed, asleep, v, w, resolution_threshold,
         restitution_threshold, max_iterations_factor, shock_propagation, shock_iterations_factor, stage_below_only,
-        closing_speed_order, slip_speed,
+        np.zeros(3) if seed_dir is None else np.asarray(seed_dir, np.float64), closing_speed_order, slip_speed,
         np.empty((m, 3, 3)), np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3)),
         np.empty((m, 3)), np.empty((m, 9)), np.empty(m), np.empty(m), np.empty(m, np.int64), np.full(m, -1, np.int64),
         np.zeros(m, np.int64), fixed[:n].copy(), np.zeros(n, np.int64), np.empty(n, np.int64), impulse,

@@ -23,6 +23,14 @@ from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.storage import Store
 
 
+def _seed_dir(gravity) -> np.ndarray:
+    """The unit gravity (zeros in zero gravity): the direction in which shock propagation's first layer
+    must find its fixed partner (``ImpulseSettings.shock_layers``)."""
+    g = np.asarray(gravity, np.float64)
+    gg = float(np.linalg.norm(g))
+    return g / gg if gg > 0.0 else np.zeros(3)
+
+
 class SleepStore(Store):
     """The impulse solver's per-body state (004 §3.2), one row per body of the world.
 
@@ -122,6 +130,7 @@ class ImpulseSolver(Solver):
                                 s.shock_propagation, s.shock_iterations_factor, s.contact_order == "closing_speed",
                                 c.contact_normal_impulse, c.contact_friction_impulse, s.parallel_batches,
                                 stage_below_only=s.shock_stage_contacts == "below",
+                                seed_dir=_seed_dir(core.gravity) if s.shock_layers == "support" else None,
                                 slip_speed=(float(np.linalg.norm(core.gravity)) * dt
                                             if s.kinetic_friction_direction == "slip" else math.inf))
         t = stages.lap(prof, "resolution", t)
