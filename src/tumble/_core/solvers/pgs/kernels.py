@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.contact.rows import ROW_TURN_TOLERANCE, contact_reach, refresh_turned_rows
+from tumble._core.contact.rows import contact_reach, refresh_turned_rows
 from tumble._core.dynamics.integrate import (
     apply_pseudo_velocities,
     integrate_positions,
@@ -484,7 +484,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
                      body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
                      body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
                      angular_damping, beta, slop, max_correction_speed, split_speed, sweeps, tolerance,
-                     relax_iterations, record_merit, merits, active_set, turn_tolerance):
+                     relax_iterations, record_merit, merits, active_set, row_turn_tolerance, turn_tolerance):
     """The whole substep loop of a pgs step whose rows are contact rows only (no joint rows), in one
     kernel call: the same kernels in the same order as ``PGSSolver._substeps`` calls them one by one
     (and it still does with joints, or with ``profile_stages``), so the result is bit for bit the
@@ -578,7 +578,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         # B = M^-1 J^T at the bodies' orientations now, for the relax sweeps and the next substep
         refresh_turned_rows(rows, row_body, row_J, row_B, row_inv_diag, body_orientation, row_orientation,
                             body_inv_inertia_local, body_inv_inertia_world, body_fixed, body_count, changed,
-                            ROW_TURN_TOLERANCE)
+                            row_turn_tolerance)
         mark_turned_bodies(body_count, body_fixed, disp_ang, reach, turn_tolerance, turned)
         if relax_iterations > 0:
             if manifolds > 0:
