@@ -341,6 +341,26 @@ def test_jacobi_overshooting_sweeps_keep_the_bound(name):
     assert excess <= 0.0
 
 
+#: found by the fuzz with the energy bound at every spin (seeds 1 and 3 of 300 pgs/jacobi worlds): a 1e-5 kg box
+#: ball-jointed to a 3 t plate (0.08 x 198 x 198 m) standing 97 m deep in the ground, no spin: under pgs's
+#: joint tree solve (joint_direct_solve) the substeps' solve grows the energy ~1e9-fold per substep (1.9e112 J
+#: beyond the bound after one step; the next step fails as non-finite); with joint_direct_solve False
+#: 2.5e4 J below. Not the fast-spin class (the same with or without spin): open (issue 17)
+JOINT_TREE_CASE = ("pgs", 1 / 240, [("box", 0.01, 0.0349, 0.01, 1.0, (-0.96, -0.56, 1.58), (0.0, 0.0, 0.0), False),
+                                    ("box", 0.04, 99.0, 99.0, 1.0, (0.0, 0.0, 1.86), (0.0, 0.0, 0.0), False)], [0])
+
+
+@pytest.mark.xfail(strict=True, reason="open: pgs's joint tree solve diverges on a 1:3e8 jointed pair in a deep overlap")
+def test_pgs_joint_tree_on_a_deep_jointed_pair_keeps_the_bound():
+    _, _, excess = _run(JOINT_TREE_CASE)
+    assert excess <= 0.0
+
+
+def test_pgs_deep_jointed_pair_keeps_the_bound_without_the_joint_tree():
+    _, _, excess = _run(JOINT_TREE_CASE, joint_direct_solve=False)
+    assert excess <= 0.0
+
+
 def test_jacobi_spinning_capsule_keeps_the_bound_without_relax_sweeps():
     """The contrast that locates JACOBI_SPIN_CASE's gain: the same world without relax sweeps (measured
     185 J below the bound) and under pgs (186 J below)."""
