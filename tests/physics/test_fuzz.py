@@ -350,7 +350,7 @@ JOINT_TREE_CASE = ("pgs", 1 / 240, [("box", 0.01, 0.0349, 0.01, 1.0, (-0.96, -0.
                                     ("box", 0.04, 99.0, 99.0, 1.0, (0.0, 0.0, 1.86), (0.0, 0.0, 0.0), False)], [0])
 
 
-@pytest.mark.xfail(strict=True, reason="open: pgs's joint tree solve diverges on a 1:3e8 jointed pair in a deep overlap")
+@pytest.mark.xfail(strict=True, reason="open: pgs joint tree solve diverges on a 1:3e8 jointed pair in a deep overlap")
 def test_pgs_joint_tree_on_a_deep_jointed_pair_keeps_the_bound():
     _, _, excess = _run(JOINT_TREE_CASE)
     assert excess <= 0.0

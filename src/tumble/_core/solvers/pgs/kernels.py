@@ -103,6 +103,18 @@ def mark_turned_bodies(body_count, body_fixed, disp_ang, reach, tolerance, turne
 
 
 @kernel
+def forget_turned_rows(start, stop, row_body, turned, row_lambda):
+    """row_lambda = 0 on rows [start, stop) with a side in ``turned`` (``mark_turned_bodies``): the joint
+    rows of a body whose contacts start a substep from zero (``substep_contact_targets``) do too, so
+    that no warm-started impulse meets a contact impulse that is no longer there."""
+    for r in range(start, stop):
+        for side in range(2):
+            b = row_body[r, side]
+            if b >= 0 and turned[b]:
+                row_lambda[r] = 0.0
+
+
+@kernel
 def substep_contact_targets(contact_count, row_body, row_J, contact_depth, restitution_target, disp_lin, disp_ang,
                             beta, slop, max_correction_speed, split_speed, h, row_bias, row_bias_relax, bias_pseudo,
                             turned, row_lambda):

@@ -20,6 +20,7 @@ from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     contact_substeps,
+    forget_turned_rows,
     manifold_starts_of,
     mark_turned_bodies,
     pseudo_correction,
@@ -280,6 +281,8 @@ class PGSSolver(Solver):
                                         js.joint_impulse, inv_n if s.warm_start else 0.0, r.row_lambda)
                 else:
                     r.row_lambda[offset:rows] = kept
+                    if offset:      # a turned body's joint rows start from zero with its contacts
+                        forget_turned_rows(offset, rows, r.row_body, turned, r.row_lambda)
                 if tree is not None:
                     tree.factor(core, offset)
             stages.integrate_velocities(core, h)
