@@ -3,10 +3,6 @@ updated from the same iterate), over the dense A = J M^-1 J^T:
 
     lambda <- clamp(lambda - omega (A lambda + b + Gamma lambda) / (A_ii + gamma_i), lo, hi),
     b = J u_pred - zeta, friction bounds +-mu lambda_n of the iterate the sweep starts from.
-
-The step delta = new - lambda is cut to s delta, s = -g / c in [0, 1], when the full step raises the
-objective f = 1/2 lambda^T (A + Gamma) lambda + b^T lambda: g = delta . grad f, c = delta^T (A + Gamma) delta,
-f(lambda + s delta) - f(lambda) = s g + s^2 c / 2 > 0 at s = 1 (issue 17's guard in ``jacobi_sweep``).
 """
 
 import numpy as np
@@ -24,11 +20,5 @@ def dense_jacobi(J, Minv, u_pred, zeta, lo, hi, link, mu, lam0, iterations, omeg
         low = np.where(link >= 0, -h, lo)
         new = lam - omega * (A @ lam + b + gamma * lam) / np.where(active, d, 1.0)
         new = np.minimum(np.maximum(new, low), h)
-        step = np.where(active, new - lam, 0.0)
-        g = step @ (A @ lam + b + gamma * lam)
-        c = step @ ((A + np.diag(gamma)) @ step)
-        s = 1.0
-        if g + 0.5 * c > 0.0:
-            s = min(max(-g / c, 0.0), 1.0) if c > 0.0 else 0.0
-        lam = lam + s * step
+        lam = np.where(active, new, lam)
     return lam, u_pred + Minv @ J.T @ lam

@@ -90,10 +90,13 @@ JACOBI_SPIN_CASE = ("jacobi", 1 / 240,
                     [("capsule", 0.01562, 84.0, 1.0, 1.0, (0.0, 0.0, 2.0), (0.0, 11.0, 1.0), False)], [])
 FAST_SPIN_CASES["jacobi_capsule"] = JACOBI_SPIN_CASE
 #: a 118 m board (40 t) inside two overlapping boxes of 60-140 m, 20 contact points on it at up to 60 m
-#: levers: Jacobi's rows each correct the same error and together overshoot it many times over
-#: (damped Jacobi diverges for omega k (J B) > 2); 2.6e11 J gained in one step spinning, 2.0e8 J beyond the
-#: bound still. Fixed by cutting a sweep's step to the minimum along it when the full step would raise
-#: the objective (``jacobi.kernels.jacobi_sweep``)
+#: levers, found by the fuzz with the bound at every spin: Jacobi's rows each correct the same error and
+#: together overshoot it many times over (damped Jacobi diverges for omega k (J B) > 2); 2.6e11 J gained in one
+#: step spinning, 2.0e8 J beyond the bound still, so not the fast-spin class. Open (issue 17): a step cut
+#: where a sweep's full step raises its objective held both, but cut on the normal and friction rows
+#: together it made a box sliding down a slope 2.4 % short of Coulomb's distance, on the normal rows alone
+#: it no longer held these (the friction rows overshoot as well), cut per class it slowed the sweeps'
+#: convergence (test_jacobi_solver's merit history)
 JACOBI_OVERSHOOT_CASES = {
     "spinning": ("jacobi", 1 / 240, [("box", 30.65, 43.19, 72.6, 1.0, (-0.22, 0.42, 5.0), (-6.96, 0.0, 0.0), False),
                                      ("box", 43.19, 21.38, 43.19, 1.0, (-0.75, -1.0, 0.24), (14.59, 17.04, 14.45),
@@ -334,9 +337,10 @@ def test_fast_spin_breaks_the_bound_with_the_last_substeps_impulses(monkeypatch)
     assert excess > 0.0
 
 
+@pytest.mark.xfail(strict=True, reason="open: projected Jacobi diverges with many contacts on one body")
 @pytest.mark.parametrize("name", sorted(JACOBI_OVERSHOOT_CASES))
 def test_jacobi_overshooting_sweeps_keep_the_bound(name):
-    """Before the step cut in ``jacobi_sweep``: 5.1e10 J (spinning) and 2.0e8 J (still) beyond the bound."""
+    """5.1e10 J (spinning) and 2.0e8 J (still) beyond the bound."""
     _, _, excess = _run(JACOBI_OVERSHOOT_CASES[name])
     assert excess <= 0.0
 

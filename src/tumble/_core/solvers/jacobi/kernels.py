@@ -24,24 +24,10 @@ from tumble._core.rows import apply_movable, row_velocity, warm_start
 
 @kernel
 def jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                 row_cfm, row_lambda, v_lin, v_ang, relaxation, delta, dv):
-    """One projected Jacobi sweep over rows [0, row_count); ``delta`` (>= row_count,) and ``dv``
-    (bodies, 6) are scratch. Returns the largest velocity change along a row, |delta_i| (J B)_ii [m/s].
-
-    The sweep's step is cut where it would raise the objective the sweep descends (issue 17):
-    with V the velocities at its start, the full step lambda + delta changes
-    f(lambda) = 1/2 lambda^T (A + Gamma) lambda - lambda^T (zeta - J V_free), of which the kinetic energy
-    1/2 V^T M V is the part without the targets, by phi(s) = s g + s^2 c / 2 for a step s delta, with
-    g = sum_i delta_i (J_i V - zeta_i + gamma_i lambda_i) and c = (B delta)^T M (B delta) + sum_i gamma_i
-    delta_i^2 = sum_i delta_i (J_i B delta + gamma_i delta_i). When phi(1) > 0 -- the k rows pushing
-    one body each correct the same error and overshoot it more than twice (omega k (J B) > 2, damped
-    Jacobi's divergence) -- the step is s = -g / c (clamped to [0, 1]), the minimiser along delta;
-    lambda + s delta stays within the bounds (a convex combination of lambda and lambda + delta). Found
-    by the fuzz: a 118 m board inside two overlapping 60-90 m boxes (20 contact points on it at 60 m
-    levers) ended a step 2.6e11 J above its start; a full step that lowers f is taken unchanged, bit
-    for bit as before."""
+                 row_cfm, row_lambda, v_lin, v_ang, relaxation, delta):
+    """One projected Jacobi sweep over rows [0, row_count); ``delta`` (>= row_count,) is scratch.
+    Returns the largest velocity change along a row, |delta_i| (J B)_ii [m/s]."""
     # phase 1: every update from the velocities and impulses at the start of the sweep
-    g = 0.0
     for r in range(row_count):
         inv_d = row_inv_diag[r]
         if inv_d == 0.0:
@@ -64,41 +50,7 @@ def jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_
             new = lo
         elif new > hi:
             new = hi
-        d = new - old
-        delta[r] = d
-        if d != 0.0:
-            g += d * (jv - row_bias[r] + gamma * old)
-    # the step's curvature c along delta: dv = B delta per body, then sum_i delta_i (J_i dv + gamma_i delta_i)
-    for i in range(dv.shape[0]):
-        for k in range(6):
-            dv[i, k] = 0.0
-    for r in range(row_count):
-        d = delta[r]
-        if d == 0.0:
-            continue
-        for side in range(2):
-            b = row_body[r, side]
-            if b < 0:
-                continue
-            for k in range(6):
-                dv[b, k] += d * row_B[r, side, k]
-    c = 0.0
-    for r in range(row_count):
-        d = delta[r]
-        if d == 0.0:
-            continue
-        jd = row_cfm[r] * d
-        for side in range(2):
-            b = row_body[r, side]
-            if b < 0:
-                continue
-            for k in range(6):
-                jd += row_J[r, side, k] * dv[b, k]
-        c += d * jd
-    step = 1.0
-    if g + 0.5 * c > 0.0:
-        step = -g / c if c > 0.0 else 0.0
-        step = min(max(step, 0.0), 1.0)
+        delta[r] = new - old
     # phase 2: apply them all
     none = np.empty(0, dtype=np.int64)
     max_dv = 0.0
@@ -106,14 +58,10 @@ def jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_
         d = delta[r]
         if d == 0.0:
             continue
-        if step != 1.0:
-            d *= step
-            if d == 0.0:
-                continue
         row_lambda[r] += d
-        dvr = abs(d) / row_inv_diag[r]
-        if dvr > max_dv:
-            max_dv = dvr
+        dv = abs(d) / row_inv_diag[r]
+        if dv > max_dv:
+            max_dv = dv
         apply_movable(r, d, -1, none, row_body, row_B, v_lin, v_ang)
     return max_dv
 
@@ -128,12 +76,11 @@ def solve_jacobi(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_
     pass a zero-length array to skip that cost. Returns (sweeps done, final merit theta)."""
     warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang)
     delta = np.zeros(max(row_count, 1))     # scratch, once per solve
-    body_dv = np.zeros((v_lin.shape[0], 6))
     done = 0
     record = merit_history.shape[0] >= iterations
     for it in range(iterations):
         dv = jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
-                          row_mu, row_cfm, row_lambda, v_lin, v_ang, relaxation, delta, body_dv)
+                          row_mu, row_cfm, row_lambda, v_lin, v_ang, relaxation, delta)
         done = it + 1
         if record:
             merit_history[it] = ncp_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi,
@@ -153,10 +100,9 @@ def relax_jacobi(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax
     again, continuing from the main solve's impulses (no second warm start). Without them the
     Baumgarte velocity stayed in the bodies as kinetic energy [tumble, issue 18]."""
     delta = np.zeros(max(row_count, 1))
-    dv = np.zeros((v_lin.shape[0], 6))
     for _ in range(iterations):
         jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
-                     row_mu, row_cfm, row_lambda, v_lin, v_ang, relaxation, delta, dv)
+                     row_mu, row_cfm, row_lambda, v_lin, v_ang, relaxation, delta)
 
 
 @kernel
@@ -173,8 +119,7 @@ def jacobi_pseudo_correction(row_count, row_body, row_J, row_B, row_inv_diag, bi
     delta = np.zeros(row_count)
     vp_lin = np.zeros((body_count, 3))
     vp_ang = np.zeros((body_count, 3))
-    dv = np.zeros((body_count, 6))
     for _ in range(iterations):
         jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link, row_mu,
-                     row_cfm, lam_p, vp_lin, vp_ang, relaxation, delta, dv)
+                     row_cfm, lam_p, vp_lin, vp_ang, relaxation, delta)
     apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, dt, body_position, body_orientation, v_ang)

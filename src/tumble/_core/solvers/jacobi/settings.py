@@ -30,10 +30,7 @@ class JacobiSettings(ContactSettings, RowSettings, SolverSettings):
             0.13 m, so 0.2 keeps a margin below the bound. A box resting on a plane (four points,
             bound 1/2) stays within 1 mm over 2 s at 0.2. With 200 sweeps stack10 rests at 0.25
             (6 mm, merit 0.011): the method is sound, it converges slowly (000 §3), so raise
-            ``iterations`` before omega. (Measured before issue 17's step cut: a sweep whose full
-            step would raise the objective it descends, the k rows of one body overshooting its error
-            more than twice, now takes the minimum along its step instead, ``kernels.jacobi_sweep``;
-            stack10 and pyramid20 at 0.2 do not trigger it in their 12-step state hashes.)
+            ``iterations`` before omega.
         relax_iterations: Jacobi sweeps after the position update against the targets without
             Baumgarte feedback (pgs' relax stage, ``kernels.relax_jacobi``) [tumble, issue 18]: they take
             the push-out velocity back out of the bodies once it has moved them. Default 10;
