@@ -156,8 +156,10 @@ def test_stack10_stands_within_two_centimetres_at_the_defaults(gap):
 
 @pytest.mark.slow
 def test_stack10_drifts_more_under_the_legacy_defaults():
+    # measured 110 mm before issue 17's row refresh (the relax sweeps with B = M^-1 J^T at the boxes'
+    # orientation after the move, contact.rows.refresh_turned_rows), 49 mm after; the defaults 2-13 mm
     drift, _ = stack10_drift(tb.PGSSettings.preset("legacy"), 0.035)
-    assert drift > 0.05
+    assert drift > 0.03
 
 
 

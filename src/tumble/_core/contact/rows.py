@@ -218,3 +218,144 @@ def split_deep_rows(contact_count, contact_depth, beta, slop, max_correction_spe
                 bias_pseudo[r] = push
                 deep += 1
     return deep
+
+
+#: relative error of a row's angular B = I_w^-1 J_ang^T [-] above which ``refresh_turned_rows``
+#: rebuilds it at the body's current orientation. A body turned by theta since its rows were built has
+#: |I_w(q)^-1 - I_w(q0)^-1| <= theta (a_max - a_min) (a_i: the eigenvalues of its local I^-1), against
+#: |I_w^-1 tau| >= a_min |tau| for the row's own response: the relative error is at most
+#: theta (a_max - a_min) / a_min. Isotropic bodies (spheres, cubes: a_max = a_min) are never rebuilt. At
+#: 1e-3 a thin board (a_max / a_min ~ 1e4) is rebuilt once it turned 1e-7 rad, a 2:1 brick after
+#: 3e-4 rad; resting bodies mostly not (measured, 12-step state hashes: 1e-6 changed stack10, stack3,
+#: mass_ratio, catapult and wall200 under pgs by rebuilds of resting bodies, 1e-3 of these wall200 only;
+#: the fuzz's fast-spin cases keep the bound with 1e-6, 1e-3 and 1e-2 alike)
+ROW_TURN_TOLERANCE = 1e-3
+
+
+@kernel
+def refresh_turned_rows(row_count, row_body, row_J, row_B, row_inv_diag, body_orientation, row_orientation,
+                        body_inv_inertia_local, body_inv_inertia_world, body_fixed, body_count, changed, tolerance):
+    """Rebuild B = M^-1 J^T and 1/(J B) of rows [0, row_count) for the bodies that turned since their
+    rows' inverse inertia was taken (issue 17's fast-spin class).
+
+    The rows of a step (or of a substep loop) are built once, with I_w^-1 = R I^-1 R^T at the
+    orientation q0 of that moment (``row_orientation``, (n, 4)), while the body turns on (a board
+    spinning at 25 rad/s: 0.1 rad in a 1/240 s step). Kinetic energy is 1/2 w^T I_w(q) w at the current
+    q, so a row update dw = I_w(q0)^-1 J_ang^T delta is no longer the response to an impulse: the
+    sweeps' energy argument (a scalar update to a target zeta changes the energy by
+    (zeta^2 - (J v)^2) / (2 J B) <= 0 for zeta = 0, 001 Alg. 4) fails by the inertia's error. For a thin
+    body the error is amplified by its largest inverse moment: a torque perpendicular to the long
+    axis e picks up theta |tau| along the old e times 1/I_long; the 24 m board of test_fuzz's
+    FAST_SPIN_CASES left a tip impact spinning about its long axis at 356 rad/s, +380 J in the step.
+
+    For each dynamic body: theta = the angle from ``row_orientation`` to the current orientation;
+    when theta (a_max - a_min) > ``tolerance`` a_min (Gershgorin bounds of the local I^-1's
+    eigenvalues: the bound on the relative error of B, ``ROW_TURN_TOLERANCE``) its I_w^-1 is taken
+    again at the current orientation (``body_inv_inertia_world``, ``row_orientation`` updated) and
+    ``changed`` (n,) marks it; then every row with a changed side gets B's angular part and 1/(J B)
+    anew. J keeps the collision's lever arms (the rows are still those of the contact detection, a
+    consistent impulse at the detected point). Returns the number of bodies refreshed."""
+    refreshed = 0
+    for i in range(body_count):
+        changed[i] = False
+        if body_fixed[i]:
+            continue
+        Il = body_inv_inertia_local[i]
+        hi = -math.inf
+        lo = math.inf
+        for a in range(3):
+            off = 0.0
+            for k in range(3):
+                if k != a:
+                    off += abs(Il[a, k])
+            hi = max(hi, Il[a, a] + off)
+            lo = min(lo, Il[a, a] - off)
+        spread = hi - lo
+        if not spread > 0.0:
+            continue
+        # the rotation from row_orientation to the orientation now: d = q0^* q, angle 2 atan2(|d_v|, |d_w|)
+        pw = row_orientation[i, 0]
+        px = row_orientation[i, 1]
+        py = row_orientation[i, 2]
+        pz = row_orientation[i, 3]
+        qw = body_orientation[i, 0]
+        qx = body_orientation[i, 1]
+        qy = body_orientation[i, 2]
+        qz = body_orientation[i, 3]
+        dw = pw * qw + px * qx + py * qy + pz * qz
+        dx = pw * qx - px * qw - py * qz + pz * qy
+        dy = pw * qy + px * qz - py * qw - pz * qx
+        dz = pw * qz - px * qy + py * qx - pz * qw
+        s = math.sqrt(dx * dx + dy * dy + dz * dz)
+        if s == 0.0:
+            continue
+        theta = 2.0 * math.atan2(s, abs(dw))
+        if not theta * spread > tolerance * lo:
+            continue
+        # I_w^-1 = R I^-1 R^T at the current orientation
+        r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
+        r01 = 2.0 * (qx * qy - qw * qz)
+        r02 = 2.0 * (qx * qz + qw * qy)
+        r10 = 2.0 * (qx * qy + qw * qz)
+        r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
+        r12 = 2.0 * (qy * qz - qw * qx)
+        r20 = 2.0 * (qx * qz - qw * qy)
+        r21 = 2.0 * (qy * qz + qw * qx)
+        r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+        for a in range(3):
+            ra0 = r00 if a == 0 else (r10 if a == 1 else r20)
+            ra1 = r01 if a == 0 else (r11 if a == 1 else r21)
+            ra2 = r02 if a == 0 else (r12 if a == 1 else r22)
+            m0 = ra0 * Il[0, 0] + ra1 * Il[1, 0] + ra2 * Il[2, 0]      # (R I^-1)[a, :]
+            m1 = ra0 * Il[0, 1] + ra1 * Il[1, 1] + ra2 * Il[2, 1]
+            m2 = ra0 * Il[0, 2] + ra1 * Il[1, 2] + ra2 * Il[2, 2]
+            body_inv_inertia_world[i, a, 0] = m0 * r00 + m1 * r01 + m2 * r02
+            body_inv_inertia_world[i, a, 1] = m0 * r10 + m1 * r11 + m2 * r12
+            body_inv_inertia_world[i, a, 2] = m0 * r20 + m1 * r21 + m2 * r22
+        for k in range(4):
+            row_orientation[i, k] = body_orientation[i, k]
+        changed[i] = True
+        refreshed += 1
+    if refreshed == 0:
+        return 0
+    for r in range(row_count):
+        ia = row_body[r, 0]
+        ib = row_body[r, 1]
+        if not ((ia >= 0 and changed[ia]) or (ib >= 0 and changed[ib])):
+            continue
+        diag = 0.0
+        for side in range(2):
+            body = ia if side == 0 else ib
+            if body < 0:
+                continue
+            if changed[body]:
+                for k in range(3):
+                    row_B[r, side, 3 + k] = body_inv_inertia_world[body, k, 0] * row_J[r, side, 3] \
+                        + body_inv_inertia_world[body, k, 1] * row_J[r, side, 4] \
+                        + body_inv_inertia_world[body, k, 2] * row_J[r, side, 5]
+            for k in range(6):
+                diag += row_J[r, side, k] * row_B[r, side, k]
+        row_inv_diag[r] = 1.0 / diag if diag > 1e-300 else 0.0
+    return refreshed
+
+
+@kernel
+def contact_reach(contact_count, row_body, row_J, reach):
+    """reach[i] = the longest lever arm |r| of body i's contact points [m] (0 without contacts; fixed
+    sides skipped). The three rows of a point are along the orthonormal n, u1, u2, so
+    |r x n|^2 + |r x u1|^2 + |r x u2|^2 = 2 |r|^2: the lever comes from the rows' J alone."""
+    for i in range(reach.shape[0]):
+        reach[i] = 0.0
+    for c in range(contact_count):
+        r0 = 3 * c
+        for side in range(2):
+            b = row_body[r0, side]
+            if b < 0:
+                continue
+            s = 0.0
+            for r in range(r0, r0 + 3):
+                for k in range(3, 6):
+                    s += row_J[r, side, k] * row_J[r, side, k]
+            lever = math.sqrt(0.5 * s)
+            if lever > reach[b]:
+                reach[b] = lever

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from tumble._core import stages
-from tumble._core.contact.rows import split_deep_rows, store_contact_impulses
+from tumble._core.contact.rows import ROW_TURN_TOLERANCE, refresh_turned_rows, split_deep_rows, store_contact_impulses
 from tumble._core.solvers.jacobi.kernels import jacobi_pseudo_correction, relax_jacobi, solve_jacobi
 from tumble._core.solvers.jacobi.settings import JacobiSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
@@ -53,6 +53,8 @@ class JacobiSolver(Solver):
         stages.solve_counters(core, iters, merit, history)
         t = stages.lap(prof, "solve", t)
 
+        relax = s.relax_iterations > 0 and r.count
+        row_orientation = b.body_orientation[:b.count].copy() if relax else None
         stages.integrate_positions(core, dt)
         if deep:
             jacobi_pseudo_correction(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, pseudo, r.row_lo,
@@ -60,7 +62,12 @@ class JacobiSolver(Solver):
                                      b.body_fixed, b.count, s.iterations, float(s.relaxation), dt,
                                      b.body_angular_velocity)
         t = stages.lap(prof, "integrate", t)
-        if s.relax_iterations > 0 and r.count:
+        if relax:
+            # B = M^-1 J^T at the orientations after the move (issue 17: a 168 m capsule spinning at
+            # 11 rad/s gained 4.1 kJ in the relax sweeps with the rows' inverse inertia of before it)
+            refresh_turned_rows(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
+                                row_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_fixed,
+                                b.count, np.zeros(b.count, dtype=np.bool_), ROW_TURN_TOLERANCE)
             relax_jacobi(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                          r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
                          b.body_angular_velocity, s.relax_iterations, float(s.relaxation))

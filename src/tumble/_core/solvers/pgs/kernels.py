@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
+from tumble._core.contact.rows import contact_reach, refresh_turned_rows
 from tumble._core.dynamics.integrate import (
     apply_pseudo_velocities,
     integrate_positions,
@@ -83,8 +84,40 @@ def split_correction(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, 
 
 
 @kernel
+def mark_turned_bodies(body_count, body_fixed, disp_ang, reach, tolerance, turned):
+    """turned[i] = whether body i's contact points have moved more than ``tolerance`` [m] by its
+    rotation since the step's rows were built: |theta_i| reach_i > tolerance, with theta_i the
+    rotation since the step began (``disp_ang``, first order) and reach_i its longest lever arm
+    (``contact_reach``). Returns the number of turned bodies."""
+    count = 0
+    t2 = tolerance * tolerance
+    for i in range(body_count):
+        turned[i] = False
+        if body_fixed[i] or reach[i] == 0.0:
+            continue
+        a2 = disp_ang[i, 0] * disp_ang[i, 0] + disp_ang[i, 1] * disp_ang[i, 1] + disp_ang[i, 2] * disp_ang[i, 2]
+        if a2 * reach[i] * reach[i] > t2:
+            turned[i] = True
+            count += 1
+    return count
+
+
+@kernel
+def forget_turned_rows(start, stop, row_body, turned, row_lambda):
+    """row_lambda = 0 on rows [start, stop) with a side in ``turned`` (``mark_turned_bodies``): the joint
+    rows of a body whose contacts start a substep from zero (``substep_contact_targets``) do too, so
+    that no warm-started impulse meets a contact impulse that is no longer there."""
+    for r in range(start, stop):
+        for side in range(2):
+            b = row_body[r, side]
+            if b >= 0 and turned[b]:
+                row_lambda[r] = 0.0
+
+
+@kernel
 def substep_contact_targets(contact_count, row_body, row_J, contact_depth, restitution_target, disp_lin, disp_ang,
-                            beta, slop, max_correction_speed, split_speed, h, row_bias, row_bias_relax, bias_pseudo):
+                            beta, slop, max_correction_speed, split_speed, h, row_bias, row_bias_relax, bias_pseudo,
+                            turned, row_lambda):
     """The normal rows' targets for a substep of ``h`` seconds (Box2D v3's "soft step": the contact
     rows are built once per step, the separation is updated every substep from the bodies' motion
     since the collision instead of a new detection).
@@ -101,7 +134,16 @@ def substep_contact_targets(contact_count, row_body, row_J, contact_depth, resti
     A contact whose push beta (depth - slop) exceeds ``split_speed`` is a deep overlap: its velocity
     target is the one without position feedback (0, or the bounce) and the push goes to
     ``bias_pseudo`` for the pseudo-velocity pass (``pseudo_correction``) instead, which moves the
-    bodies without giving them the velocity. Returns the number of such contacts."""
+    bodies without giving them the velocity. Returns the number of such contacts.
+
+    A contact with a side in ``turned`` (``mark_turned_bodies``) starts this substep's solve from
+    zero impulses instead of the last substep's (issue 17): its rows are the collision's, with the
+    lever arms of the detected point, and a body that turned since then (a 190 m plate spinning at
+    11 rad/s: 0.25 rad about its long axis in one substep of 1/720 s after its tip hit the ground)
+    no longer has that point there; the last substep's impact impulse, warm-started at the stale
+    point against a contact at rest (J v ~ 0), added its 1/2 lambda^2 J B of energy (2.2e7 J), and one
+    sweep coupled through the plate's friction rows gave back only part of it. From zero, every
+    update of a sweep to a target <= 0 loses energy (``refresh_turned_rows``)."""
     deep = 0
     for c in range(contact_count):
         r = 3 * c
@@ -110,6 +152,10 @@ def substep_contact_targets(contact_count, row_body, row_J, contact_depth, resti
             b = row_body[r, side]
             if b < 0:
                 continue
+            if turned[b]:
+                row_lambda[r] = 0.0
+                row_lambda[r + 1] = 0.0
+                row_lambda[r + 2] = 0.0
             for k in range(3):
                 dn += row_J[r, side, k] * disp_lin[b, k] + row_J[r, side, 3 + k] * disp_ang[b, k]
         depth = contact_depth[c] - dn
@@ -450,7 +496,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
                      body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
                      body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
                      angular_damping, beta, slop, max_correction_speed, split_speed, sweeps, tolerance,
-                     relax_iterations, record_merit, merits, active_set):
+                     relax_iterations, record_merit, merits, active_set, row_turn_tolerance, turn_tolerance):
     """The whole substep loop of a pgs step whose rows are contact rows only (no joint rows), in one
     kernel call: the same kernels in the same order as ``PGSSolver._substeps`` calls them one by one
     (and it still does with joints, or with ``profile_stages``), so the result is bit for bit the
@@ -489,12 +535,21 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
     else:
         starts = np.zeros(0, dtype=np.int64)
     manifolds = max(starts.shape[0] - 1, 0)
+    row_orientation = np.empty((body_count, 4))    # where the rows' inverse inertia was taken
+    for i in range(body_count):
+        for k in range(4):
+            row_orientation[i, k] = body_orientation[i, k]
+    changed = np.zeros(body_count, dtype=np.bool_)
+    reach = np.empty(body_count)
+    contact_reach(contact_count, row_body, row_J, reach)
+    turned = np.zeros(body_count, dtype=np.bool_)
     iters = 0
     merit = 0.0
     for sub in range(substeps):
         deep = substep_contact_targets(contact_count, row_body, row_J, contact_depth,
                                        restitution if sub == 0 else no_bounce, disp_lin, disp_ang, beta, slop,
-                                       max_correction_speed, split_speed, h, row_bias, row_bias_relax, pseudo)
+                                       max_correction_speed, split_speed, h, row_bias, row_bias_relax, pseudo,
+                                       turned, row_lambda)
         integrate_velocities(body_linear_velocity, body_angular_velocity, body_orientation, body_inv_mass,
                              body_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed,
                              body_count, gravity, h, gyroscopic, linear_damping, angular_damping)
@@ -532,6 +587,11 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         for i in range(body_count):
             for k in range(3):
                 disp_lin[i, k] = body_position[i, k] - start[i, k]
+        # B = M^-1 J^T at the bodies' orientations now, for the relax sweeps and the next substep
+        refresh_turned_rows(rows, row_body, row_J, row_B, row_inv_diag, body_orientation, row_orientation,
+                            body_inv_inertia_local, body_inv_inertia_world, body_fixed, body_count, changed,
+                            row_turn_tolerance)
+        mark_turned_bodies(body_count, body_fixed, disp_ang, reach, turn_tolerance, turned)
         if relax_iterations > 0:
             if manifolds > 0:
                 relax_pgs_blocks(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax,

@@ -8,13 +8,21 @@ import time
 import numpy as np
 
 from tumble._core import stages
-from tumble._core.contact.rows import split_deep_rows, store_contact_impulses
+from tumble._core.contact.rows import (
+    ROW_TURN_TOLERANCE,
+    contact_reach,
+    refresh_turned_rows,
+    split_deep_rows,
+    store_contact_impulses,
+)
 from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     contact_substeps,
+    forget_turned_rows,
     manifold_starts_of,
+    mark_turned_bodies,
     pseudo_correction,
     relax_pgs,
     relax_pgs_blocks,
@@ -37,6 +45,15 @@ _EMPTY = np.zeros(0)
 TREE_MAX_SUBSTEP = 1.0 / 240.0 + 1e-12
 _EMPTY_INT = np.zeros(0, dtype=np.int64)
 _NO_DISP = np.zeros((0, 3))
+#: [m] how far a body's rotation may have moved its contact points since the step's contact rows were
+#: built (|theta| times its longest lever arm) before a substep solves its contacts from zero impulses
+#: instead of warm-starting them with the last substep's (``kernels.mark_turned_bodies``,
+#: ``substep_contact_targets``; issue 17). Measured (pgs defaults): the library scenes' bodies move their
+#: points at most 0.26 m in a step (ragdolls; tower_roof 0.12, soli3000 and cow_pile 0.10, the others
+#: below 0.06 m; 2 s each), so none of them is cold-started; the fuzz's plates and capsules that gained
+#: energy with every substep warm-started (FAST_SPIN_CASES) keep the bound with any value up to 2 m
+#: (their levers move 1.5 m per substep)
+TURN_TOLERANCE = 0.5
 
 
 def manifold_starts(c) -> np.ndarray:
@@ -77,6 +94,7 @@ class PGSSolver(Solver):
         if tree is not None:
             tree.factor(core, offset)
         stages.integrate_velocities(core, dt)
+        row_orientation = b.body_orientation[:b.count].copy() if c.count else None
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
@@ -119,6 +137,11 @@ class PGSSolver(Solver):
                               r.row_inv_diag, pseudo, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
                               r.row_group, b.body_position, b.body_orientation, b.body_fixed, b.count, s.iterations,
                               dt, _NO_DISP, b.body_angular_velocity, s.normal_block_active_set)
+        if c.count and s.relax_iterations > 0 and not split:
+            # the contact rows' B = M^-1 J^T at the orientations after the move, for the relax sweeps
+            refresh_turned_rows(3 * c.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
+                                row_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_fixed,
+                                b.count, np.zeros(b.count, dtype=np.bool_), ROW_TURN_TOLERANCE)
         t = stages.lap(prof, "integrate", t)
 
         if split and r.count:
@@ -205,7 +228,8 @@ class PGSSolver(Solver):
                 b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count, core.gravity,
                 stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping, s.angular_damping,
                 s.baumgarte / dt, s.slop, s.max_correction_speed, s.split_speed, s.substep_iterations, s.tolerance,
-                s.relax_iterations, bool(s.record_merit), merits, bool(s.normal_block_active_set))
+                s.relax_iterations, bool(s.record_merit), merits, bool(s.normal_block_active_set), ROW_TURN_TOLERANCE,
+                TURN_TOLERANCE)
             stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
             stages.lap(prof, "substeps", t)
@@ -220,6 +244,12 @@ class PGSSolver(Solver):
             depth = c.contact_depth[: c.count].copy()
             pseudo = np.zeros(rows)     # the pseudo pass's targets: the deep contacts' pushes, 0 elsewhere
         nb = b.count
+        row_orientation = b.body_orientation[:nb].copy()     # where the contact rows' I_w^-1 was taken
+        changed = np.zeros(nb, dtype=np.bool_)
+        turned = np.zeros(nb, dtype=np.bool_)
+        reach = np.zeros(nb)
+        if offset:
+            contact_reach(c.count, r.row_body, r.row_J, reach)
         start = b.body_position[:nb].copy()
         disp_lin = np.zeros((nb, 3))
         disp_ang = np.zeros((nb, 3))
@@ -239,7 +269,7 @@ class PGSSolver(Solver):
                 deep = substep_contact_targets(c.count, r.row_body, r.row_J, depth,
                                                restitution if k == 0 else no_bounce, disp_lin, disp_ang, beta, s.slop,
                                                s.max_correction_speed, s.split_speed, h, r.row_bias, r.row_bias_relax,
-                                               pseudo)
+                                               pseudo, turned, r.row_lambda)
             if joint_rows:
                 kept = r.row_lambda[offset:rows].copy()
                 if k > 0:
@@ -251,6 +281,8 @@ class PGSSolver(Solver):
                                         js.joint_impulse, inv_n if s.warm_start else 0.0, r.row_lambda)
                 else:
                     r.row_lambda[offset:rows] = kept
+                    if offset:      # a turned body's joint rows start from zero with its contacts
+                        forget_turned_rows(offset, rows, r.row_body, turned, r.row_lambda)
                 if tree is not None:
                     tree.factor(core, offset)
             stages.integrate_velocities(core, h)
@@ -285,6 +317,11 @@ class PGSSolver(Solver):
                                   disp_ang, b.body_angular_velocity, s.normal_block_active_set)
             if offset:
                 disp_lin[:] = b.body_position[:nb] - start
+                # the contact rows' B = M^-1 J^T at the orientations now (the joint rows are rebuilt per substep)
+                refresh_turned_rows(offset, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
+                                    row_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_fixed,
+                                    nb, changed, ROW_TURN_TOLERANCE)
+                mark_turned_bodies(nb, b.body_fixed, disp_ang, reach, TURN_TOLERANCE, turned)
             t = stages.lap(prof, "integrate", t)
             if s.relax_iterations > 0 and tree is not None:
                 self._solve_tree(core, tree, starts, offset, r.row_bias_relax, s.relax_iterations, 0.0, False, False)
