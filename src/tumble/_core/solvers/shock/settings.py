@@ -73,6 +73,15 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             final correction pushed apart each step was never seen by a velocity solve: a box
             (0.4, 0.35, 0.35) dropped from 1.5 m spinning at (0, 18, -18) rad/s, 60 Hz, sat at
             z = 0.35 m while its v_z grew to -48 m/s in 5 s (energy +1157 J).
+        settle_pushed_contacts: after the final correction (and ``stop_unseen_contacts``), the normal
+            rows of the final contacts the correction pushed apart (lambda_c > 0), with the joints'
+            equality and limit rows, get one more velocity solve, J v >= 0 with lambda >= 0 (no bias,
+            an inelastic stop), layer by layer over the stack layers of these rows alone (dynamics(0)
+            through ``shock_propagation``) [tumble, issue 18]. Default True. Why: correction() moves
+            positions only, so a body it holds or lifts (jammed between overlaps, pushed out of the
+            ground each step) kept the approach the velocity solve left it, and gravity added to it
+            every step: a 29 m sphere on a unit sphere buried in the ground left 251 J beyond the fuzz's
+            energy bound (SHOCK_JAM_CASES in tests/physics/test_fuzz.py); with the pass 89.6 J below.
         joint_aware_correction: the joint rows take part in every correction() (the layers' and the
             final one) as position constraints: J disp = zeta h on equality rows (0 without Baumgarte
             feedback: the projection leaves each joint error as it was), J disp >= -gap on limits
@@ -142,6 +151,8 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     layer_collision_speed: float = 0.05
     reuse_final_contacts: bool = True
     stop_unseen_contacts: bool = True
+    settle_pushed_contacts: bool = True
+    layered_final_correction_depth: float = 0.001
     joint_aware_correction: bool = True
     root_support_cos: float = 0.5
     layer_warm_start: float = 0.0
@@ -169,6 +180,10 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         lw = self.layer_warm_start
         if isinstance(lw, bool) or not isinstance(lw, (int, float)) or not 0.0 <= lw <= 1.0:
             raise SettingsError(f"setting layer_warm_start={lw!r} must be in [0, 1]")
+        ld = self.layered_final_correction_depth
+        if isinstance(ld, bool) or not isinstance(ld, (int, float)) or math.isnan(ld) or ld < 0:
+            raise SettingsError(f"setting layered_final_correction_depth={ld!r} must be a number >= 0 [m] "
+                                f"(inf: never)")
         for name in ("cfm", "correction_slop", "correction_tolerance", "block_tolerance", "reuse_max_correction",
                      "layer_collision_speed"):
             v = getattr(self, name)
@@ -181,6 +196,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         if not isinstance(mc, (int, float)) or math.isnan(mc) or mc <= 0:
             raise SettingsError(f"setting max_correction={mc!r} must be a number > 0 [m] (inf: no cap)")
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
+                     "settle_pushed_contacts",
                      "joint_aware_correction", "speculative_contacts"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")
