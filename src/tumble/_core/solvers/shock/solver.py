@@ -32,6 +32,7 @@ from tumble._core.solvers.shock.kernels import (
     correction,
     correction_residual,
     load_layer_impulses,
+    no_energy_gain,
     prepare_normal_rows,
     shock_propagation,
     solve_dynamics,
@@ -54,7 +55,8 @@ class ShockSolver(Solver):
     settings_class = ShockSettings
     capabilities = Capabilities(joints=True, counters=(
         "iterations", "merit", "rows", "cache_hits", "layers", "layer_sweeps", "layer_correction_sweeps",
-        "layer_penetration", "final_penetration", "joint_rows", "joint_error", "joint_error_after"))
+        "layer_penetration", "final_penetration", "joint_rows", "joint_error", "joint_error_after",
+        "settle_scaled"))
 
     def __init__(self, core) -> None:
         super().__init__(core)
@@ -330,6 +332,7 @@ class ShockSolver(Solver):
             if unseen.any():
                 stop_approach(c.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, unseen, c.contact_restitution,
                               s.restitution_threshold, b.body_linear_velocity, b.body_angular_velocity, s.iterations)
+        core.counters["settle_scaled"] = 0
         if s.settle_pushed_contacts and r.count:
             self._settle(core, lam_c, c.count, joint_rows)
         moved = max(float(np.abs(disp_lin).max()), float(np.abs(disp_ang).max())) if n else 0.0
@@ -408,6 +411,8 @@ class ShockSolver(Solver):
         lam = np.zeros(rows)
         scratch = np.zeros(rows)
         disp = np.zeros((n, 3))
+        v_lin0 = b.body_linear_velocity[:n].copy()
+        v_ang0 = b.body_angular_velocity[:n].copy()
         propagate = shock_propagation if contacts >= stages.PARALLEL_MIN_CONTACTS else shock_propagation.serial
         propagate(layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, row_body, r.row_J,
                   r.row_B, layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
@@ -415,6 +420,9 @@ class ShockSolver(Solver):
                   b.body_linear_velocity, b.body_angular_velocity, disp, disp, 0.0, s.iterations, 0, 0.0,
                   s.tolerance, s.correction_tolerance, row_block, s.block_iterations, s.block_tolerance,
                   float(s.layer_collision_speed), np.empty(rows))
+        core.counters["settle_scaled"] = int(no_energy_gain(n, b.body_fixed, b.body_mass, b.body_orientation,
+                                                            b.body_inertia_local, v_lin0, v_ang0,
+                                                            b.body_linear_velocity, b.body_angular_velocity))
 
 def _EMPTY_ROWS(rows):
     """Zero velocity targets for a propagation that runs no dynamics sweeps (read by none)."""
