@@ -117,16 +117,17 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         speculative_contacts: both detections pad every moving body's geoms by dt (|v| + |w| r), how
             far any of their points moves in a step at the body's velocities, and report points that
             far apart as speculative rows (``collision.geoms.pad_speculative``) [tumble, issue 18].
-            Default False: in tower_roof (the demo) they let the cannonball's impact throw the 16 t
-            roof block up at 3.3 m/s, +152 kJ above the scene's energy at step 1322 (0 without them;
-            the same with reuse_final_contacts off: +81 kJ), an open defect of their interplay with
-            the stack layers. Without them a contact the step closes is first seen by the final
-            detection, already deep. Measured, two randomised drops of each shape (2 s, up to
-            20 rad/s, 5 m/s) on the ground, deepest overlap inside a step at 60 Hz: sphere 77 -> 0 mm,
-            box 158 -> 0.9 mm, plate 139 -> 0 mm, capsule 139 -> 1.4 mm, hull 335 -> 0 mm (at 100 Hz
-            64-94 mm -> <= 0.6 mm); 20 ragdolls: deepest contact 134 -> 39 mm. The cost is the extra
-            pairs and rows of fast bodies (while pile1000 falls, the padded spheres' speculative
-            points).
+            Default True (since issue 18's layer targets per layer, ``kernels.layer_row_targets``:
+            before them, in tower_roof the cannonball's impact threw the 16 t roof block up at 3.3 m/s,
+            +152 kJ; now 0 J). tower_roof (16 s, dt 0.01), speculative off -> on: deepest point of the
+            final detection 474 -> 121 mm, 29.6 -> 28.3 ms/step (CPU time, one process, loaded
+            machine); falling_roof 143 -> 71 mm, 23.1 -> 29.6 ms/step. Without them a contact the step
+            closes is first seen by the final detection, already deep. Measured, two randomised drops
+            of each shape (2 s, up to 20 rad/s, 5 m/s) on the ground, deepest overlap inside a step at
+            60 Hz: sphere 77 -> 0 mm, box 158 -> 0.9 mm, plate 139 -> 0 mm, capsule 139 -> 1.4 mm,
+            hull 335 -> 0 mm (at 100 Hz 64-94 mm -> <= 0.6 mm); 20 ragdolls: deepest contact 134 -> 39
+            mm. The cost is the extra pairs and rows of fast bodies: pile1000 (3 s) 21.9 -> 26.5 ms/step
+            while it falls, its deepest final-detection point 71 -> 13 mm.
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
             moved no body by more than this (linear, and rotation angle): the first-order depths and
             the unmoved points are then accurate. After larger moves the next step detects afresh:
@@ -163,7 +164,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     joint_aware_correction: bool = True
     root_support_cos: float = 0.5
     layer_warm_start: float = 0.0
-    speculative_contacts: bool = False
+    speculative_contacts: bool = True
     reuse_max_correction: float = 1e-3
     tolerance: float = 1e-5
     correction_tolerance: float = 1e-6
