@@ -115,7 +115,7 @@ def test_shock_propagation_equals_dense_layer_loop(seed, iterations, corr, block
                       L["height"], P["row_body"], P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"],
                       P["hi"], P["link"], P["mu"], np.zeros(s), np.ones(s, dtype=np.int64), kind, owner, depth, 1e-4,
                       np.zeros(0), lam, lam_c, v_lin, v_ang, d_lin, d_ang,
-                      h, iterations, corr, 0.0, 0.0, 0.0, L["row_block"], blocks, 0.0, -1.0, np.zeros(0))
+                      h, iterations, corr, 0.0, 0.0, 0.0, L["row_block"], blocks, 0.0, -1.0, np.empty(s))
     np.testing.assert_allclose(lam, lam_ref, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(np.hstack([v_lin, v_ang]).reshape(-1), u_ref, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(np.hstack([d_lin, d_ang]).reshape(-1), disp_ref, rtol=1e-9, atol=1e-12)
@@ -278,7 +278,7 @@ def _launch(collision_speed):
                       np.zeros(2), np.full(2, np.inf), np.full(2, -1, dtype=np.int64), np.zeros(2), np.zeros(2),
                       np.ones(2, dtype=np.int64), kind, np.arange(2), np.zeros(2), 0.0, np.zeros(0), np.zeros(2),
                       np.zeros(2), v_lin, v_ang, d, d.copy(), 0.01, 10, 0, 0.0, 0.0, 0.0, L["row_block"], 1, 0.0,
-                      collision_speed, np.empty(2))
+                      collision_speed, np.array([5.0, 0.0]))
     assert v_lin[0, 2] == pytest.approx(5.0)
     return v_lin[1, 2]
 

@@ -358,12 +358,11 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
     computes, and the sweep's stopping test takes the max over blocks, so the result does not
     depend on the thread count. Layers with touching siblings run serially.
 
-    Targets: with ``collision_speed`` >= 0 (``layer_targets="incremental"``) each layer's rows solve
-    towards ``target`` (rows,), filled when the layer starts by ``layer_row_targets`` from
-    ``row_bias`` and the fixated bases' velocities *as their own layer left them*; below 0 the rows
-    solve towards ``row_bias`` (Fig. 14 as written)."""
-    incremental = collision_speed >= 0.0
-    bias = target if incremental else row_bias
+    Targets: the rows solve towards ``row_bias``. With ``collision_speed`` >= 0
+    (``layer_targets="incremental"``) each layer's entries of ``row_bias`` are written when the layer
+    starts by ``layer_row_targets``, from ``target`` (rows,: the rows' own targets, read only) and the
+    fixated bases' velocities *as their own layer left them*; the caller passes a scratch copy as
+    ``row_bias`` then. Below 0 ``row_bias`` is used as given (Fig. 14 as written; ``target`` unread)."""
     worst = 0.0
     sweeps = 0
     correction_sweeps = 0
@@ -380,9 +379,9 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                 continue
             # warm start of this layer (001 §8): V += B lambda0 on the movable sides only
             apply_movable(r, lam0, layer, body_height, row_body, row_B, v_lin, v_ang)
-        if incremental:
-            layer_row_targets(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_kind, row_bias, v_lin,
-                              v_ang, collision_speed, target)
+        if collision_speed >= 0.0:
+            layer_row_targets(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_kind, target, v_lin,
+                              v_ang, collision_speed, row_bias)
         # block boundaries, and whether the blocks are independent
         nb = 0
         independent = True
@@ -408,12 +407,12 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                 for bi in prange(nb):
                     per_block[bi] = block_sweep(layer_rows, starts[bi], starts[bi + 1], row_block, block_iterations,
                                                 block_tolerance, layer, body_height, row_body, row_J, row_B,
-                                                layer_inv_diag, bias, row_lo, row_hi, row_link, row_mu,
+                                                layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
                                                 row_cfm, row_group, lam, v_lin, v_ang, cfm, fixed_part, other_kind)
                 dv = per_block.max() if nb > 0 else 0.0
             else:
                 dv = block_sweep(layer_rows, s0, s1, row_block, block_iterations, block_tolerance, layer,
-                                 body_height, row_body, row_J, row_B, layer_inv_diag, bias, row_lo, row_hi,
+                                 body_height, row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi,
                                  row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm, fixed_part, other_kind)
             if dv <= tolerance:
                 break
@@ -702,11 +701,12 @@ def layer_row_targets(layer_rows, start, stop, layer, body_height, row_body, row
     have set its bases' velocities [tumble, issue 18]. Why not once before the propagation: a base's
     velocity changes in its own layer, and a brick that its supports sent into the body above after
     the targets were taken launched it: in tower_roof, after the cannonball, the 16 t block went up
-    at 3.9 m/s (+135 kJ in one step) when the targets came from the velocities after dynamics(a dt)."""
+    at 3.9 m/s (+135 kJ in one step) when the targets came from the velocities after dynamics(a dt).
+    ``threshold`` < 0: out = row_bias (the paper's targets)."""
     for k in range(start, stop):
         r = layer_rows[k]
         t = row_bias[r]
-        if row_kind[r] == T.ROW_CONTACT_NORMAL:
+        if threshold >= 0.0 and row_kind[r] == T.ROW_CONTACT_NORMAL:
             jb = 0.0
             bases = 0
             for side in range(2):

@@ -253,11 +253,12 @@ class ShockSolver(Solver):
         propagate = shock_propagation if c.count >= stages.PARALLEL_MIN_CONTACTS else shock_propagation.serial
         worst, layer_sweeps, layer_corrections = propagate(
             layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
-            layer_inv_diag, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
+            layer_inv_diag, r.row_bias[:rows].copy() if collision_speed >= 0.0 else r.row_bias, r.row_lo, r.row_hi,
+            r.row_link, r.row_mu, r.row_cfm, r.row_group,
             r.row_kind, r.row_owner, _correction_target(c, s), 0.0, _joint_targets(core, rows, h), lam, lam_c,
             b.body_linear_velocity, b.body_angular_velocity,
             disp_lin, disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance,
-            row_block, s.block_iterations, s.block_tolerance, collision_speed, np.empty(rows))
+            row_block, s.block_iterations, s.block_tolerance, collision_speed, r.row_bias)
         core.counters["layer_sweeps"] = int(layer_sweeps)
         core.counters["layer_correction_sweeps"] = int(layer_corrections)
         scale = 1.0 / (1.0 - a) if a < 1.0 else 0.0
@@ -415,11 +416,11 @@ class ShockSolver(Solver):
         v_ang0 = b.body_angular_velocity[:n].copy()
         propagate = shock_propagation if contacts >= stages.PARALLEL_MIN_CONTACTS else shock_propagation.serial
         propagate(layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, row_body, r.row_J,
-                  r.row_B, layer_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
-                  r.row_kind, r.row_owner, core.contacts.contact_depth, 0.0, _EMPTY, lam, scratch,
+                  r.row_B, layer_inv_diag, bias.copy(), r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
+                  r.row_group, r.row_kind, r.row_owner, core.contacts.contact_depth, 0.0, _EMPTY, lam, scratch,
                   b.body_linear_velocity, b.body_angular_velocity, disp, disp, 0.0, s.iterations, 0, 0.0,
                   s.tolerance, s.correction_tolerance, row_block, s.block_iterations, s.block_tolerance,
-                  float(s.layer_collision_speed), np.empty(rows))
+                  float(s.layer_collision_speed), bias)
         core.counters["settle_scaled"] = int(no_energy_gain(n, b.body_fixed, b.body_mass, b.body_orientation,
                                                             b.body_inertia_local, v_lin0, v_ang0,
                                                             b.body_linear_velocity, b.body_angular_velocity))
