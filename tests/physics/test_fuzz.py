@@ -48,13 +48,14 @@ ENERGY_RTOL = 0.01
 #: in one step left it with 7.6 mm/s, g dt = 41 mm/s, and z at its highest)
 SPEED_FLOOR = 1e-3
 #: solvers whose energy bound is not asserted here, each with its open defect and a strict xfail test below.
-#: shock: bodies jammed between overlaps (started inside each other and the ground) are held or lifted by
-#: the projection (000 eq. 46, positions only) while the velocity solve lets gravity build their speed;
-#: when the jam resolves, the speed is there with no fall to pay for it: SHOCK_JAM_CASES (the worst, a
-#: 29 m sphere on a unit sphere 2 m in the ground, 251 J beyond the bound), found about once in 800 random
-#: shock worlds (4 of 8 Hypothesis runs of 400). Open (issue 18, the same family as its sinking box).
-#: The rotation defect shock had besides (the corrections' turn applied through the free-body flow, before
-#: ``shock.kernels.apply_step_displacement``) is held by test_shock_random_worlds_keep_the_energy_bound.
+#: shock was here until issue 18's fix: bodies jammed between overlaps (started inside each other and the
+#: ground) were held or lifted by the projection (000 eq. 46, positions only) while the velocity solve let
+#: gravity build their speed; when the jam resolved, the speed was there with no fall to pay for it
+#: (SHOCK_JAM_CASES: a 29 m sphere on a unit sphere 2 m in the ground, 251 J beyond the bound; found about
+#: once in 800 random shock worlds). Now the pushed contacts' approach is stopped after the final
+#: correction (``ShockSettings.settle_pushed_contacts``). The rotation defect shock had besides (the
+#: corrections' turn applied through the free-body flow, before ``shock.kernels.apply_step_displacement``)
+#: is held by test_shock_random_worlds_keep_the_energy_bound.
 #: impulse was here until issue 17's fix: a spinning box started deep in the ground next to a ball
 #: (IMPULSE_SPIN_CASE: a 4 x 2 x 12 m box at (1, -1, 0) rad/s, 1232 J, dt 1/240) ended 50 J beyond the bound.
 #: Cause: one kinetic-friction impulse at the box's lowest corner (slipping at 8.5 m/s): the fixed-point
@@ -63,7 +64,7 @@ SPEED_FLOOR = 1e-3
 #: its last iterate pushed the corner along its slip: +63 J in that one impulse. Now a non-converged
 #: iteration falls back to Alg. 8's direction, and every impulse that would gain energy is blended
 #: towards the frictionless one (resolution.py's energy guard); the case ends 894 J below the bound.
-ENERGY_UNCHECKED = {"shock"}
+ENERGY_UNCHECKED: set[str] = set()
 #: thin bodies spinning into contact with tips at 200-2000 m/s (issue 17's fast-spin class; until its fix the
 #: energy bound was asserted only below 100 m/s of surface speed from spin). Causes, measured:
 #: - pgs_board24 (+380 J in the step of the tip's impact, +226 J beyond the bound) and jacobi_capsule
@@ -141,6 +142,22 @@ JAM = [("sphere", 5.0, 5.0, 5.0, 1000.0, (0.0, 0.0, 8.0), (0.0, 0.0, 0.0), True)
 #: along the column. Before the fix pgs threw the top box up at 12 m/s, jacobi at 18, gauss at 40
 COLUMN = [("box", 0.5, 0.5, 0.5, 1000.0, (0.05 * i, 0.0, 0.2 + 0.6 * i), (0.0, 0.0, 0.0), False)
           for i in range(4)]
+
+
+#: shrunk by Hypothesis from shock worlds that broke the bound (before and after apply_step_displacement):
+#: overlapping spheres jammed against the ground. Before issue 18's fix (``settle_pushed_contacts``):
+#: big_on_buried 251 J beyond the bound (the 102 t sphere held 0.4 mm above the ground by the projection
+#: for two steps while falling at 2 g dt in velocity), three_joined 11.4 J (the jointed group lifted 14 cm
+#: out of the ground by the final correction, keeping its 1.35 m/s fall)
+SHOCK_JAM_CASES = {
+    "big_on_buried": ("shock", 1 / 240, [("sphere", 29.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                         ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                         ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, -1.0), (0.0, 0.0, 0.0), False)], []),
+    "three_joined": ("shock", 1 / 240, [("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                        ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                        ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), False)],
+                     [0, 1]),
+}
 
 
 @st.composite
@@ -238,6 +255,8 @@ def surface_speed(case) -> float:
 @example(("gauss", 1 / 60, COLUMN, []))
 @example(("impulse", 1 / 240, [("sphere", 0.5, 1.0, 1.0, 1.0, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), False)], []))
 @example(IMPULSE_SPIN_CASE)
+@example(SHOCK_JAM_CASES["big_on_buried"])
+@example(SHOCK_JAM_CASES["three_joined"])
 def test_random_worlds_step_without_crashing(case):
     w, finished, excess = _run(case)
     if case[0] not in ENERGY_UNCHECKED:
@@ -292,40 +311,35 @@ SHOCK_BOARD_CASE = ("shock", 1 / 60, [("capsule", 97.89, 48.62, 74.35, 30.0, (1e
 @example(SHOCK_BOARD_CASE)
 def test_shock_random_worlds_keep_the_energy_bound(case):
     """shock's energy bound on a fixed (derandomized) draw of 100 worlds: the rotation class above. Before
-    the fix 7 of these 150 broke it (the worst by 1.2e30 J); shock stays in ENERGY_UNCHECKED for the
-    random draws because of its open jam class (SHOCK_JAM_CASES)."""
+    the fix 7 of these 150 broke it (the worst by 1.2e30 J)."""
     _, _, excess = _run(case)
     assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
 
 
-#: shrunk by Hypothesis from shock worlds that broke the bound (before and after apply_step_displacement):
-#: overlapping spheres jammed against the ground
-SHOCK_JAM_CASES = {
-    "big_on_buried": ("shock", 1 / 240, [("sphere", 29.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
-                                         ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
-                                         ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, -1.0), (0.0, 0.0, 0.0), False)], []),
-}
-#: the same class with two of three overlapping spheres joined (bodies 0-1 and 1-2 on ball joints)
-SHOCK_JOINED_JAM_CASE = ("shock", 1 / 240, [("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
-                                            ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
-                                            ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), False)],
-                         [0, 1])
-
-
-@pytest.mark.xfail(strict=True, reason="open: shock's projection holds jammed bodies while gravity builds their speed")
 @pytest.mark.parametrize("name", sorted(SHOCK_JAM_CASES))
 def test_shock_jammed_overlaps_keep_the_bound(name):
+    """Measured after the fix: big_on_buried 89.6 J below the bound, three_joined 0.011 J below."""
     _, _, excess = _run(SHOCK_JAM_CASES[name])
     assert excess <= 0.0
 
 
-def test_shock_jammed_joined_spheres_keep_the_bound():
-    """SHOCK_JOINED_JAM_CASE (a strict xfail of the jam class until shock's tree projection of the joints,
+def test_shock_jammed_joined_spheres_close_their_joints():
+    """SHOCK_JAM_CASES["three_joined"] (a strict xfail of the jam class until shock's tree projection of the joints,
     issue 18): measured 0.011 J below the bound, joints closed; with ``joint_tree_projection=False`` (the
     Gauss-Seidel passes alone) 11.4 J above it with a joint 149 mm open."""
-    w, _, excess = _run(SHOCK_JOINED_JAM_CASE)
+    w, _, excess = _run(SHOCK_JAM_CASES["three_joined"])
     assert excess <= 0.0
     assert float(w.joint_errors().max()) < 1e-3
+
+
+@pytest.mark.parametrize("name", sorted(SHOCK_JAM_CASES))
+def test_shock_jammed_overlaps_break_the_bound_without_the_settle_pass(name):
+    """The contrast: with ``settle_pushed_contacts=False`` (the code before the fix; for the joined
+    spheres also ``joint_tree_projection=False``, whose tree projection alone holds that world) the same
+    worlds break the bound (251 J and 11.4 J)."""
+    extra = {"joint_tree_projection": False} if name == "three_joined" else {}
+    _, _, excess = _run(SHOCK_JAM_CASES[name], settle_pushed_contacts=False, **extra)
+    assert excess > 0.0
 
 
 @pytest.mark.parametrize("name", sorted(FAST_SPIN_CASES))

@@ -41,6 +41,7 @@ from tumble._core.dynamics.integrate import (
     rotate_free_body,
     turn_with_body,
 )
+from tumble._core.math3d import quat_to_matrix
 from tumble._core.merit import ncp_merit
 from tumble._core.rows import apply_movable, movable, row_velocity, solve_group, sweep_rows, warm_start
 
@@ -339,7 +340,7 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                       row_group, row_kind, row_owner, contact_depth, slop, joint_target, lam, lam_c, v_lin, v_ang,
                       disp_lin, disp_ang, h, iterations,
                       correction_iterations, cfm, tolerance, correction_tolerance, row_block, block_iterations,
-                      block_tolerance):
+                      block_tolerance, collision_speed, target):
     """Fig. 12 with A = (dynamics(h), correction()) for every layer, bottom-up (Fig. 14).
 
     In layer i the bodies of height i are fixated; the layer's rows get ``iterations`` PGS sweeps
@@ -355,7 +356,13 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
     as in a tower course or a wall course), its blocks share no movable body, so each sweep runs
     the blocks in parallel (``prange``); every block computes exactly what the serial sweep
     computes, and the sweep's stopping test takes the max over blocks, so the result does not
-    depend on the thread count. Layers with touching siblings run serially."""
+    depend on the thread count. Layers with touching siblings run serially.
+
+    Targets: the rows solve towards ``row_bias``. With ``collision_speed`` >= 0
+    (``layer_targets="incremental"``) each layer's entries of ``row_bias`` are written when the layer
+    starts by ``layer_row_targets``, from ``target`` (rows,: the rows' own targets, read only) and the
+    fixated bases' velocities *as their own layer left them*; the caller passes a scratch copy as
+    ``row_bias`` then. Below 0 ``row_bias`` is used as given (Fig. 14 as written; ``target`` unread)."""
     worst = 0.0
     sweeps = 0
     correction_sweeps = 0
@@ -372,6 +379,9 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                 continue
             # warm start of this layer (001 §8): V += B lambda0 on the movable sides only
             apply_movable(r, lam0, layer, body_height, row_body, row_B, v_lin, v_ang)
+        if collision_speed >= 0.0:
+            layer_row_targets(layer_rows, s0, s1, layer, body_height, row_body, row_J, row_kind, target, v_lin,
+                              v_ang, collision_speed, row_bias)
         # block boundaries, and whether the blocks are independent
         nb = 0
         independent = True
@@ -455,6 +465,74 @@ def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row
         if dx <= tolerance:
             break
     return worst, done
+
+
+@kernel
+def correction_residual(contact_count, row_body, row_J, contact_target, slop, disp_lin, disp_ang):
+    """The largest depth left after the displacement ``disp``, to first order: max over the normal rows
+    c (``prepare_normal_rows`` layout) of contact_target[c] - slop - J_c disp [m] (0 when none is left)."""
+    left = 0.0
+    for c in range(contact_count):
+        d = contact_target[c] - slop - row_velocity(c, row_body, row_J, disp_lin, disp_ang)
+        if d > left:
+            left = d
+    return left
+
+
+@kernel
+def no_energy_gain(count, body_fixed, body_mass, body_orientation, body_inertia_local, v_lin0, v_ang0, v_lin, v_ang):
+    """Per dynamic body, scale its velocity change (v0 -> v) back so its kinetic energy does not rise:
+    with dv = v - v0, KE(s) = KE(v0) + s B + s^2 A (A = KE(dv) >= 0, B = m v0 . dv + w0^T I dw, I the
+    world inertia R I_body R^T) the body keeps v0 + s dv with s = 1 when KE(1) <= KE(0), else
+    s = max(0, -B / A), the largest s in [0, 1] with KE(s) <= KE(0). For ``ShockSolver._settle``, whose
+    fixated bases make it no exact impulse pair: a base moving into its top faster than
+    ``layer_collision_speed`` stops only the top's approach, but a slower one, or a joint row to a moving
+    base, can push the top (measured: a 190 m board joined to a fixed box inside a fixed sphere, +9977 J
+    beyond the fuzz's bound over 40 steps without this guard). Returns how many bodies were scaled."""
+    scaled = 0
+    R = np.empty((3, 3))
+    q = np.empty(4)
+    for i in range(count):
+        if body_fixed[i]:
+            continue
+        m = body_mass[i]
+        dv0 = v_lin[i, 0] - v_lin0[i, 0]
+        dv1 = v_lin[i, 1] - v_lin0[i, 1]
+        dv2 = v_lin[i, 2] - v_lin0[i, 2]
+        dw0 = v_ang[i, 0] - v_ang0[i, 0]
+        dw1 = v_ang[i, 1] - v_ang0[i, 1]
+        dw2 = v_ang[i, 2] - v_ang0[i, 2]
+        if dv0 == 0.0 and dv1 == 0.0 and dv2 == 0.0 and dw0 == 0.0 and dw1 == 0.0 and dw2 == 0.0:
+            continue
+        for k in range(4):
+            q[k] = body_orientation[i, k]
+        quat_to_matrix(q, R)
+        # body-frame dw and w0: I_world x . y = (R^T x) . I_body (R^T y)
+        a0 = R[0, 0] * dw0 + R[1, 0] * dw1 + R[2, 0] * dw2
+        a1 = R[0, 1] * dw0 + R[1, 1] * dw1 + R[2, 1] * dw2
+        a2 = R[0, 2] * dw0 + R[1, 2] * dw1 + R[2, 2] * dw2
+        b0 = R[0, 0] * v_ang0[i, 0] + R[1, 0] * v_ang0[i, 1] + R[2, 0] * v_ang0[i, 2]
+        b1 = R[0, 1] * v_ang0[i, 0] + R[1, 1] * v_ang0[i, 1] + R[2, 1] * v_ang0[i, 2]
+        b2 = R[0, 2] * v_ang0[i, 0] + R[1, 2] * v_ang0[i, 1] + R[2, 2] * v_ang0[i, 2]
+        I = body_inertia_local
+        ia0 = I[i, 0, 0] * a0 + I[i, 0, 1] * a1 + I[i, 0, 2] * a2
+        ia1 = I[i, 1, 0] * a0 + I[i, 1, 1] * a1 + I[i, 1, 2] * a2
+        ia2 = I[i, 2, 0] * a0 + I[i, 2, 1] * a1 + I[i, 2, 2] * a2
+        A = 0.5 * (m * (dv0 * dv0 + dv1 * dv1 + dv2 * dv2) + a0 * ia0 + a1 * ia1 + a2 * ia2)
+        B = m * (v_lin0[i, 0] * dv0 + v_lin0[i, 1] * dv1 + v_lin0[i, 2] * dv2) + b0 * ia0 + b1 * ia1 + b2 * ia2
+        if B + A <= 0.0:
+            continue
+        f = -B / A if B < 0.0 and A > 0.0 else 0.0
+        if f > 1.0:
+            f = 1.0
+        scaled += 1
+        v_lin[i, 0] = v_lin0[i, 0] + f * dv0
+        v_lin[i, 1] = v_lin0[i, 1] + f * dv1
+        v_lin[i, 2] = v_lin0[i, 2] + f * dv2
+        v_ang[i, 0] = v_ang0[i, 0] + f * dw0
+        v_ang[i, 1] = v_ang0[i, 1] + f * dw1
+        v_ang[i, 2] = v_ang0[i, 2] + f * dw2
+    return scaled
 
 
 @kernel
@@ -613,6 +691,34 @@ def update_depths(contact_count, row_body, row_J, disp_lin, disp_ang, contact_de
     the first-order change of the separation along n after the bodies moved by ``disp``."""
     for c in range(contact_count):
         contact_depth[c] -= row_velocity(c, row_body, row_J, disp_lin, disp_ang)
+
+
+@kernel
+def layer_row_targets(layer_rows, start, stop, layer, body_height, row_body, row_J, row_kind, row_bias, v_lin, v_ang,
+                      threshold, out):
+    """``layer_targets`` for the rows ``layer_rows[start:stop]`` of ``layer``, from the fixated bases'
+    velocities now: called by ``shock_propagation`` when the layer starts, after the layers below
+    have set its bases' velocities [tumble, issue 18]. Why not once before the propagation: a base's
+    velocity changes in its own layer, and a brick that its supports sent into the body above after
+    the targets were taken launched it: in tower_roof, after the cannonball, the 16 t block went up
+    at 3.9 m/s (+135 kJ in one step) when the targets came from the velocities after dynamics(a dt).
+    ``threshold`` < 0: out = row_bias (the paper's targets)."""
+    for k in range(start, stop):
+        r = layer_rows[k]
+        t = row_bias[r]
+        if threshold >= 0.0 and row_kind[r] == T.ROW_CONTACT_NORMAL:
+            jb = 0.0
+            bases = 0
+            for side in range(2):
+                b = row_body[r, side]
+                if b < 0 or body_height[b] != layer:
+                    continue
+                bases += 1
+                for c in range(3):
+                    jb += row_J[r, side, c] * v_lin[b, c] + row_J[r, side, 3 + c] * v_ang[b, c]
+            if bases == 1 and jb < -threshold and jb < t:
+                t = jb
+        out[r] = t
 
 
 @kernel

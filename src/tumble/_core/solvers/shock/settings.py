@@ -82,6 +82,22 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             final correction pushed apart each step was never seen by a velocity solve: a box
             (0.4, 0.35, 0.35) dropped from 1.5 m spinning at (0, 18, -18) rad/s, 60 Hz, sat at
             z = 0.35 m while its v_z grew to -48 m/s in 5 s (energy +1157 J).
+        settle_pushed_contacts: after the final correction (and ``stop_unseen_contacts``), the normal
+            rows of the final contacts the correction pushed apart (lambda_c > 0), with the joints'
+            equality and limit rows, get one more velocity solve, J v >= 0 with lambda >= 0 (no bias,
+            an inelastic stop), layer by layer over the stack layers of these rows alone (dynamics(0)
+            through ``shock_propagation``) [tumble, issue 18]. Default True. Why: correction() moves
+            positions only, so a body it holds or lifts (jammed between overlaps, pushed out of the
+            ground each step) kept the approach the velocity solve left it, and gravity added to it
+            every step: a 29 m sphere on a unit sphere buried in the ground left 251 J beyond the fuzz's
+            energy bound (SHOCK_JAM_CASES in tests/physics/test_fuzz.py); with the pass 89.6 J below.
+        layered_final_correction_depth: [m] when the final correction's whole-system sweeps leave a
+            contact deeper than this (to first order), the projection runs once more layer by layer over
+            the final contacts' stack layers, each layer's bottom fixated (Fig. 12 with A = correction(),
+            as inside the step), from the displacement reached [tumble, issue 18]. Default 1e-3; inf:
+            never. Why: 5 Gauss-Seidel sweeps of eq. 46 on a 32 kg brick under the 16 t block move the
+            block by 1/500 of the brick's push (000 Fig. 13: the correction "fails to converge without
+            shock propagation"). Resting stacks never leave 1 mm, so they never run it.
         joint_aware_correction: the joint rows take part in every correction() (the layers' and the
             final one) as position constraints: J disp = zeta h on equality rows (0 without Baumgarte
             feedback: the projection leaves each joint error as it was), J disp >= -gap on limits
@@ -136,16 +152,17 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         speculative_contacts: both detections pad every moving body's geoms by dt (|v| + |w| r), how
             far any of their points moves in a step at the body's velocities, and report points that
             far apart as speculative rows (``collision.geoms.pad_speculative``) [tumble, issue 18].
-            Default False: in tower_roof (the demo) they let the cannonball's impact throw the 16 t
-            roof block up at 3.3 m/s, +152 kJ above the scene's energy at step 1322 (0 without them;
-            the same with reuse_final_contacts off: +81 kJ), an open defect of their interplay with
-            the stack layers. Without them a contact the step closes is first seen by the final
-            detection, already deep. Measured, two randomised drops of each shape (2 s, up to
-            20 rad/s, 5 m/s) on the ground, deepest overlap inside a step at 60 Hz: sphere 77 -> 0 mm,
-            box 158 -> 0.9 mm, plate 139 -> 0 mm, capsule 139 -> 1.4 mm, hull 335 -> 0 mm (at 100 Hz
-            64-94 mm -> <= 0.6 mm); 20 ragdolls: deepest contact 134 -> 39 mm. The cost is the extra
-            pairs and rows of fast bodies (while pile1000 falls, the padded spheres' speculative
-            points).
+            Default True (since issue 18's layer targets per layer, ``kernels.layer_row_targets``:
+            before them, in tower_roof the cannonball's impact threw the 16 t roof block up at 3.3 m/s,
+            +152 kJ; now 0 J). tower_roof (16 s, dt 0.01), speculative off -> on: deepest point of the
+            final detection 474 -> 121 mm, 29.6 -> 28.3 ms/step (CPU time, one process, loaded
+            machine); falling_roof 143 -> 71 mm, 23.1 -> 29.6 ms/step. Without them a contact the step
+            closes is first seen by the final detection, already deep. Measured, two randomised drops
+            of each shape (2 s, up to 20 rad/s, 5 m/s) on the ground, deepest overlap inside a step at
+            60 Hz: sphere 77 -> 0 mm, box 158 -> 0.9 mm, plate 139 -> 0 mm, capsule 139 -> 1.4 mm,
+            hull 335 -> 0 mm (at 100 Hz 64-94 mm -> <= 0.6 mm); 20 ragdolls: deepest contact 134 -> 39
+            mm. The cost is the extra pairs and rows of fast bodies: pile1000 (3 s) 21.9 -> 26.5 ms/step
+            while it falls, its deepest final-detection point 71 -> 13 mm.
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
             moved no body by more than this (linear, and rotation angle): the first-order depths and
             the unmoved points are then accurate. After larger moves the next step detects afresh:
@@ -177,12 +194,14 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     layer_collision_speed: float = 0.05
     reuse_final_contacts: bool = True
     stop_unseen_contacts: bool = True
+    settle_pushed_contacts: bool = True
+    layered_final_correction_depth: float = 0.001
     joint_aware_correction: bool = True
     joint_tree_projection: bool = True
     joint_projection_angular_weight: float = 0.01
     root_support_cos: float = 0.5
     layer_warm_start: float = 0.0
-    speculative_contacts: bool = False
+    speculative_contacts: bool = True
     reuse_max_correction: float = 1e-3
     tolerance: float = 1e-5
     correction_tolerance: float = 1e-6
@@ -206,6 +225,10 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         lw = self.layer_warm_start
         if isinstance(lw, bool) or not isinstance(lw, (int, float)) or not 0.0 <= lw <= 1.0:
             raise SettingsError(f"setting layer_warm_start={lw!r} must be in [0, 1]")
+        ld = self.layered_final_correction_depth
+        if isinstance(ld, bool) or not isinstance(ld, (int, float)) or math.isnan(ld) or ld < 0:
+            raise SettingsError(f"setting layered_final_correction_depth={ld!r} must be a number >= 0 [m] "
+                                f"(inf: never)")
         for name in ("cfm", "correction_slop", "correction_tolerance", "block_tolerance", "reuse_max_correction",
                      "layer_collision_speed"):
             v = getattr(self, name)
@@ -222,6 +245,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             raise SettingsError(f"setting joint_projection_angular_weight={aw!r} must be in (0, 1] (1: the kinetic "
                                 f"metric)")
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
-                     "joint_aware_correction", "speculative_contacts", "joint_tree_projection"):
+                     "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts",
+                     "joint_tree_projection"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")
