@@ -429,7 +429,8 @@ class World:
             self._spawns = [s for s in self._spawns if self.time < s[0] - 1e-9]
             for _t, shape, kw in due:
                 self.add_body(shape, **kw)
-        core, b = self._core, self.bodies
+        core = self._core
+        b = core.bodies
         keep = core.rollback_copy()          # the bodies' state before the step (tumble.nonfinite)
         # with elastic bodies, what else a failed elastic step must undo of the rigid step (forces, time)
         rigid_before = None if core.elastic is None else (
@@ -438,8 +439,25 @@ class World:
         copy_body_state(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
                         *keep, b.count)
         quarantined = []
+        dt = float(dt)
+        if _core_step(core, dt) >= 0:        # a body became non-finite (rare: the retries apart)
+            self._retry_nonfinite(dt, keep, quarantined)
+        if core.elastic is not None:  # the elastic bodies: their own integrator over the same dt (elastic/world_link)
+            self._step_elastic(dt, keep, rigid_before)
+        events = self._joints.break_overloaded()
+        if quarantined:
+            self.events = [nonfinite.BodyQuarantined(i, self._names[i], self.step_count, self.time, why)
+                           for i, why in quarantined] + events
+            core.solver.state_changed()
+        else:
+            self.events = events
+
+    def _retry_nonfinite(self, dt: float, keep: tuple, quarantined: list) -> None:
+        """The step failed with a non-finite body: roll it back, then name it (raise) or freeze it
+        (quarantine, appended to ``quarantined``) and take the step again, up to MAX_RETRIES times."""
+        core, b = self._core, self._core.bodies
         for attempt in range(nonfinite.MAX_RETRIES + 1):
-            if _core_step(core, float(dt)) < 0:
+            if attempt and _core_step(core, dt) < 0:
                 break
             # a non-finite body: roll the step back, then name (raise) or freeze (quarantine) its origin
             after = nonfinite.nonfinite_bodies(b)
@@ -458,12 +476,6 @@ class World:
             for i, why in culprits:
                 nonfinite.freeze(core, i)
                 quarantined.append((i, why))
-        if core.elastic is not None:  # the elastic bodies: their own integrator over the same dt (elastic/world_link)
-            self._step_elastic(float(dt), keep, rigid_before)
-        self.events = [nonfinite.BodyQuarantined(i, self._names[i], self.step_count, self.time, why)
-                       for i, why in quarantined] + self._joints.break_overloaded()
-        if quarantined:
-            core.solver.state_changed()
 
     def _step_elastic(self, dt: float, keep: tuple, rigid_before: tuple) -> None:
         """Step the elastic bodies after the rigid solver; if that fails (a TumbleError such as an

@@ -38,7 +38,9 @@ class CoreState:
         hulls: HullStore (convex hull vertex/face arrays, ``hull_arrays`` packs them for kernels);
         broad_phase: SweepAndPrune over the geoms' fat boxes; fat_count: geoms whose fat boxes exist.
     Per step: counters (dict of numbers), profile (ms per stage), merit_history (000 Fig. 5),
-    time [s], step_count, gravity (3,) [m/s^2]. ``profile_stages``: time every stage on its own (a
+    time [s], step_count, gravity (3,) [m/s^2]. ``finished``: None, or (bad body or -1, deepest
+    overlap) when a fused kernel call already did ``finish_bodies``' work in this step (step.finish
+    takes it instead of calling it). ``profile_stages``: time every stage on its own (a
     solver that fuses consecutive stages into one kernel call runs them one by one instead; same
     results, more fixed cost per step).
     ``elastic``: the world's elastic bodies (``tumble.elastic.world_link.ElasticBodies``, None until the first
@@ -70,6 +72,7 @@ class CoreState:
         self.merit_history = np.zeros(0)
         self.time = 0.0
         self.step_count = 0
+        self.finished = None
         self._rollback = None
         self.elastic = None
         self.solver = registry.solver_class(solver_name)(self)

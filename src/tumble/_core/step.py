@@ -3,7 +3,9 @@
     solver.step        detection, rows, solve, integration: each solver composes ``_core.stages``
                        in its algorithm's order, timing every stage (``_core/solvers/<name>/solver.py``)
     finish             non-finite check, user forces cleared, deepest overlap (one kernel,
-                       dynamics.integrate.finish_bodies), joint coordinates, counters, time advanced
+                       dynamics.integrate.finish_bodies; a solver step whose last kernel call did it,
+                       ``stages.collide_or_fly``, leaves its result in ``core.finished``), joint
+                       coordinates, counters, time advanced
 
 ``step`` receives the core state (``_core.state.CoreState``) only; ``World.step`` validates first
 and turns the non-finite body it may report into a ``SimulationError`` naming it.
@@ -30,8 +32,12 @@ def step(core, dt: float) -> int:
 def finish(core, dt: float, prof: dict, contacts: int, t_start: float) -> int:
     """The shared end of every step (see the module docstring)."""
     b, c = core.bodies, core.contacts
-    bad, deepest = finish_bodies(b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
-                                 b.body_force, b.body_torque, b.count, c.contact_depth, c.count)
+    if core.finished is None:
+        bad, deepest = finish_bodies(b.body_position, b.body_orientation, b.body_linear_velocity,
+                                     b.body_angular_velocity, b.body_force, b.body_torque, b.count, c.contact_depth,
+                                     c.count)
+    else:   # a fused call did it after the step's last motion (stages.collide_or_fly)
+        (bad, deepest), core.finished = core.finished, None
     if bad >= 0:
         return int(bad)
     if core.joint_layout.row_total:

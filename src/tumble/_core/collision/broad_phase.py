@@ -105,6 +105,11 @@ def _checked_incremental_pairs(ep_val, ep_id, ep_aux, n, old_box, new_box, lo, h
     return bad, changed, keys, m, n_add, n_rem, swaps, _keys_to_pairs(keys, m)
 
 
+#: ``_checked_incremental_pairs`` for kernels that run the broad phase's steady update inside a larger
+#: call (``_core.fused.detect_or_fly``); its state arrays come from ``SweepAndPrune.steady_state``
+checked_incremental_pairs = _checked_incremental_pairs
+
+
 @kernel
 def _first_bad_box(lo, hi, n):
     """The first geom < n whose box has a NaN bound or min > max, else -1 (one pass, no
@@ -670,6 +675,26 @@ class SweepAndPrune:
         """The current pair set (same array layout as ``update`` returns)."""
         return _keys_to_pairs(self._keys, self._m)
 
+    def steady(self, count: int) -> bool:
+        """Whether an ``update`` with ``count`` geoms is the steady case: no re-initialisation due
+        (same count, within capacity), so one kernel call checks the boxes and owners and updates."""
+        return self._n == count and count <= self._capacity
+
+    def steady_state(self) -> tuple:
+        """The arrays and pair count the steady update reads (``checked_incremental_pairs``'s
+        arguments after ``n``: endpoints, old and new packed boxes, owners, keys and pair count) for
+        a kernel that runs it inside a larger call; ``adopt`` takes its results back."""
+        return (self._ep_val, self._ep_id, self._ep_aux, self._box, self._box_next, self._body, self._static,
+                self._keys, self._m)
+
+    def adopt(self, keys, m: int, added: int, removed: int, swaps: int) -> None:
+        """Take the results of a steady update that succeeded (no bad box, no owner changed): the
+        pair keys and count, the statistics, and the packed boxes swapped (new becomes old)."""
+        self._keys, self._m = keys, m
+        self.last_added, self.last_removed, self.last_swaps = added, removed, swaps
+        self._box, self._box_next = self._box_next, self._box
+        self.last_reinit = False
+
     def update(self, aabb_min, aabb_max, geom_body, geom_static, count: int) -> np.ndarray:
         n = int(count)
         lo = np.asarray(aabb_min, dtype=np.float64)
@@ -685,10 +710,7 @@ class SweepAndPrune:
                 self._ep_val, self._ep_id, self._ep_aux, n, self._box, self._box_next, lo, hi, self._body,
                 self._static, body, static, self._keys, self._m)
             if g < 0 and not owners_changed:
-                self._keys, self._m = keys, m
-                self.last_added, self.last_removed, self.last_swaps = added, removed, swaps
-                self._box, self._box_next = self._box_next, self._box
-                self.last_reinit = False
+                self.adopt(keys, m, added, removed, swaps)
                 return pairs
         else:
             g, owners_changed = _check_update(lo, hi, self._body, self._static, body, static, n, False)
