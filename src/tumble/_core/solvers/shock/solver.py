@@ -209,21 +209,9 @@ class ShockSolver(Solver):
         """Shock propagation (Fig. 12): dynamics((1 - a) dt) and correction() layer by layer, bottom-up,
         the bottom of each layer fixated. Returns (the worst penetration a layer saw, the time)."""
         b, c, r, s, js = core.bodies, core.contacts, core.rows, core.settings, core.joint_store
-        n = b.count
-        g = np.asarray(core.gravity, dtype=np.float64)
-        gn = float(np.linalg.norm(g))
-        up = -g / gn if gn > 0.0 and s.root_support_cos > -1.0 else np.zeros(3)
-        layers = articulated_heights(rows, r.row_body, r.row_kind, r.row_J, up, s.root_support_cos, n, b.body_fixed,
-                                     height)
-        row_layer = np.empty(rows, dtype=np.int64)
-        row_block = np.empty(rows, dtype=np.int64)
-        layer_row_start = np.empty(layers + 1, dtype=np.int64)
-        layer_rows = np.empty(rows, dtype=np.int64)
-        layer_inv_diag = np.empty(rows)
-        layer_body_start = np.empty(layers + 1, dtype=np.int64)
-        layer_bodies = np.empty(n, dtype=np.int64)
-        build_layers(rows, r.row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, row_block,
-                     layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies)
+        (layers, layer_height, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start,
+         layer_bodies) = self._layers_of(core, r.row_body, rows)
+        height[:] = layer_height        # the caller's array: the final correction fixates by these heights
         core.counters["layers"] = int(layers)
         # "incremental": the targets are taken layer by layer inside the propagation
         # (kernels.layer_row_targets), from the bases' velocities as their own layer left them
@@ -350,7 +338,7 @@ class ShockSolver(Solver):
 
     def _layers_of(self, core, row_body, rows):
         """The stack layers (000 §4) of the rows ``row_body[:rows]`` at the current rows' Jacobians: heights
-        (``articulated_heights``, the roots as in ``_propagate``) and ``build_layers``' arrays, as the
+        (``articulated_heights``; shared by ``_propagate`` and ``_settle``) and ``build_layers``' arrays, as the
         arguments ``shock_propagation`` takes them: (layers, height, row_block, layer_row_start,
         layer_rows, layer_inv_diag, layer_body_start, layer_bodies)."""
         b, r, s = core.bodies, core.rows, core.settings
