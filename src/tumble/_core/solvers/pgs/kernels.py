@@ -19,7 +19,7 @@ from tumble._core.dynamics.integrate import (
 )
 from tumble._core.dynamics.joints.tree import tree_sweep
 from tumble._core.merit import final_merit, ncp_merit
-from tumble._core.rows import apply_movable, pgs_sweep, row_velocity, sweep_rows, warm_start
+from tumble._core.rows import apply_movable, clamped_update, pgs_sweep, row_velocity, sweep_rows, warm_start
 
 
 @kernel
@@ -206,18 +206,8 @@ def contact_rows_scalar(start, stop, row_body, row_J, row_B, row_inv_diag, row_b
         if inv_d == 0.0:
             continue
         jv = row_velocity(r, row_body, row_J, v_lin, v_ang)
-        lo = row_lo[r]
-        hi = row_hi[r]
-        link = row_link[r]
-        if link >= 0:
-            hi = row_mu[r] * row_lambda[link]
-            lo = -hi
         old = row_lambda[r]
-        new = old + (row_bias[r] - jv) * inv_d
-        if new < lo:
-            new = lo
-        elif new > hi:
-            new = hi
+        new = clamped_update(r, old, jv, inv_d, 0.0, row_bias, row_lo, row_hi, row_link, row_mu, row_lambda)
         delta = new - old
         if delta != 0.0:
             row_lambda[r] = new

@@ -43,7 +43,15 @@ from tumble._core.dynamics.integrate import (
 )
 from tumble._core.math3d import quat_to_matrix
 from tumble._core.merit import ncp_merit
-from tumble._core.rows import apply_movable, movable, row_velocity, solve_group, sweep_rows, warm_start
+from tumble._core.rows import (
+    apply_movable,
+    clamped_update,
+    movable,
+    row_velocity,
+    solve_group,
+    sweep_rows,
+    warm_start,
+)
 
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
@@ -189,22 +197,9 @@ def solve_body_block(order, start, stop, blk, layer, block_iterations, block_tol
                 jv = fixed_part[k, 0]
                 jv += lin
                 jv += ang
-            lo = row_lo[r]
-            hi = row_hi[r]
-            link = row_link[r]
-            if link >= 0:
-                hi = row_mu[r] * lam[link]
-                lo = -hi
             old = lam[r]
-            gamma = cfm + row_cfm[r]
-            if gamma > 0.0:
-                new = old + (row_bias[r] - jv - gamma * old) / (1.0 / inv_d + gamma)
-            else:
-                new = old + (row_bias[r] - jv) * inv_d
-            if new < lo:
-                new = lo
-            elif new > hi:
-                new = hi
+            new = clamped_update(r, old, jv, inv_d, cfm + row_cfm[r], row_bias, row_lo, row_hi, row_link, row_mu,
+                                 lam)
             delta = new - old
             if delta != 0.0:
                 lam[r] = new
