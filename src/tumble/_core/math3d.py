@@ -39,6 +39,16 @@ def quat_to_matrix(q, R):
 
 
 @kernel(inline="always")
+def quat_rotation(w, x, y, z):
+    """The rotation matrix of the unit quaternion (w, x, y, z) as nine scalars, row by row (r00, r01, r02,
+    r10, ..., r22; columns are the body axes): ``quat_to_matrix`` for kernels that keep a body's frame in
+    scalars instead of a scratch matrix."""
+    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y),
+            2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x),
+            2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y))
+
+
+@kernel(inline="always")
 def quat_mul(a, b, out):
     """Hamilton product out = a * b (out may not alias a or b)."""
     out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]

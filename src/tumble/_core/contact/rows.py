@@ -24,6 +24,7 @@ from numba import prange
 
 from tumble._core import types as T
 from tumble._core.config import kernel, kernel_parallel
+from tumble._core.math3d import quat_rotation
 
 
 @kernel(inline="always")
@@ -293,15 +294,7 @@ def refresh_turned_rows(row_count, row_body, row_J, row_B, row_inv_diag, body_or
         if not theta * spread > tolerance * lo:
             continue
         # I_w^-1 = R I^-1 R^T at the current orientation
-        r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
-        r01 = 2.0 * (qx * qy - qw * qz)
-        r02 = 2.0 * (qx * qz + qw * qy)
-        r10 = 2.0 * (qx * qy + qw * qz)
-        r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
-        r12 = 2.0 * (qy * qz - qw * qx)
-        r20 = 2.0 * (qx * qz - qw * qy)
-        r21 = 2.0 * (qy * qz + qw * qx)
-        r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_rotation(qw, qx, qy, qz)
         for a in range(3):
             ra0 = r00 if a == 0 else (r10 if a == 1 else r20)
             ra1 = r01 if a == 0 else (r11 if a == 1 else r21)

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.math3d import quat_to_matrix
+from tumble._core.math3d import quat_rotation, quat_to_matrix
 
 
 @kernel
@@ -220,15 +220,7 @@ def rotate_free_body(i, h, wx, wy, wz, body_orientation, body_angular_velocity, 
     qy = body_orientation[i, 2]
     qz = body_orientation[i, 3]
     # R (columns: body axes in the world)
-    r00 = 1.0 - 2.0 * (qy * qy + qz * qz)
-    r01 = 2.0 * (qx * qy - qw * qz)
-    r02 = 2.0 * (qx * qz + qw * qy)
-    r10 = 2.0 * (qx * qy + qw * qz)
-    r11 = 1.0 - 2.0 * (qx * qx + qz * qz)
-    r12 = 2.0 * (qy * qz - qw * qx)
-    r20 = 2.0 * (qx * qz - qw * qy)
-    r21 = 2.0 * (qy * qz + qw * qx)
-    r22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = quat_rotation(qw, qx, qy, qz)
     # body-frame driving velocity and momentum L = I R^T w
     b0 = r00 * wx + r10 * wy + r20 * wz
     b1 = r01 * wx + r11 * wy + r21 * wz
