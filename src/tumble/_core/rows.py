@@ -154,12 +154,13 @@ def solve_group(r0, g, layer, body_height, row_body, row_J, row_B, row_bias, row
 
 
 @kernel(inline="always")
-def clamped_update(r, old, jv, inv_d, gamma, row_bias, row_lo, row_hi, row_link, row_mu, lam):
+def clamped_update(r, old, jv, inv_d, gamma, omega, row_bias, row_lo, row_hi, row_link, row_mu, lam):
     """Row r's new multiplier in a projected Gauss-Seidel sweep (000 eq. 28-30): lambda + (zeta - J v) / A_ii,
     with constraint force mixing gamma > 0 (000 eq. 41, A' = A + gamma I) lambda + (zeta - J v - gamma
     lambda) / (A_ii + gamma), projected on [lo, hi] (a friction row's bounds are +-mu lambda of its normal
-    row ``row_link``). ``old`` = lam[r], ``inv_d`` = 1 / A_ii. The one copy of the update that
-    ``sweep_rows``, shock's body blocks and pgs's inlined contact sweep share."""
+    row ``row_link``). ``old`` = lam[r], ``inv_d`` = 1 / A_ii; ``omega`` scales the step (projected Jacobi's
+    relaxation; 1.0 for Gauss-Seidel, exact in IEEE arithmetic). The one copy of the update that
+    ``sweep_rows``, shock's body blocks, pgs's inlined contact sweep and jacobi's sweep share."""
     lo = row_lo[r]
     hi = row_hi[r]
     link = row_link[r]
@@ -167,9 +168,9 @@ def clamped_update(r, old, jv, inv_d, gamma, row_bias, row_lo, row_hi, row_link,
         hi = row_mu[r] * lam[link]
         lo = -hi
     if gamma > 0.0:
-        new = old + (row_bias[r] - jv - gamma * old) / (1.0 / inv_d + gamma)
+        new = old + omega * (row_bias[r] - jv - gamma * old) / (1.0 / inv_d + gamma)
     else:
-        new = old + (row_bias[r] - jv) * inv_d
+        new = old + omega * (row_bias[r] - jv) * inv_d
     if new < lo:
         new = lo
     elif new > hi:
@@ -208,7 +209,7 @@ def sweep_rows(order, start, stop, layer, body_height, row_body, row_J, row_B, i
             continue
         jv = row_velocity(r, row_body, row_J, v_lin, v_ang)
         old = lam[r]
-        new = clamped_update(r, old, jv, inv_d, cfm + row_cfm[r], row_bias, row_lo, row_hi, row_link, row_mu, lam)
+        new = clamped_update(r, old, jv, inv_d, cfm + row_cfm[r], 1.0, row_bias, row_lo, row_hi, row_link, row_mu, lam)
         delta = new - old
         if delta != 0.0:
             lam[r] = new

@@ -19,7 +19,7 @@ import numpy as np
 from tumble._core.config import kernel
 from tumble._core.dynamics.integrate import apply_pseudo_velocities
 from tumble._core.merit import final_merit, ncp_merit
-from tumble._core.rows import apply_movable, row_velocity, warm_start
+from tumble._core.rows import apply_movable, clamped_update, row_velocity, warm_start
 
 
 @kernel
@@ -34,22 +34,9 @@ def jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_
             delta[r] = 0.0
             continue
         jv = row_velocity(r, row_body, row_J, v_lin, v_ang)
-        lo = row_lo[r]
-        hi = row_hi[r]
-        link = row_link[r]
-        if link >= 0:
-            hi = row_mu[r] * row_lambda[link]
-            lo = -hi
         old = row_lambda[r]
-        gamma = row_cfm[r]
-        if gamma > 0.0:
-            new = old + relaxation * (row_bias[r] - jv - gamma * old) / (1.0 / inv_d + gamma)
-        else:
-            new = old + relaxation * (row_bias[r] - jv) * inv_d
-        if new < lo:
-            new = lo
-        elif new > hi:
-            new = hi
+        new = clamped_update(r, old, jv, inv_d, row_cfm[r], relaxation, row_bias, row_lo, row_hi, row_link, row_mu,
+                             row_lambda)
         delta[r] = new - old
     # phase 2: apply them all
     none = np.empty(0, dtype=np.int64)

@@ -207,7 +207,7 @@ def contact_rows_scalar(start, stop, row_body, row_J, row_B, row_inv_diag, row_b
             continue
         jv = row_velocity(r, row_body, row_J, v_lin, v_ang)
         old = row_lambda[r]
-        new = clamped_update(r, old, jv, inv_d, 0.0, row_bias, row_lo, row_hi, row_link, row_mu, row_lambda)
+        new = clamped_update(r, old, jv, inv_d, 0.0, 1.0, row_bias, row_lo, row_hi, row_link, row_mu, row_lambda)
         delta = new - old
         if delta != 0.0:
             row_lambda[r] = new

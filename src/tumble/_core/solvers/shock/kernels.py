@@ -198,7 +198,7 @@ def solve_body_block(order, start, stop, blk, layer, block_iterations, block_tol
                 jv += lin
                 jv += ang
             old = lam[r]
-            new = clamped_update(r, old, jv, inv_d, cfm + row_cfm[r], row_bias, row_lo, row_hi, row_link, row_mu,
+            new = clamped_update(r, old, jv, inv_d, cfm + row_cfm[r], 1.0, row_bias, row_lo, row_hi, row_link, row_mu,
                                  lam)
             delta = new - old
             if delta != 0.0:
