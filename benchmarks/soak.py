@@ -18,11 +18,20 @@ overlap and the wall time. Verdicts per solver:
   more than ``ENERGY_SLACK`` of the initial potential energy above the floor, and the kinetic energy
   at the end is below ``REST_KE_J`` (the pile has come to rest);
 * every state finite (a ``SimulationError`` ends the solver's run and is reported).
+
+``--checkpoint DIR`` lets a soak outlive its process: every tenth sample the world's
+``save_state()`` snapshot, the samples so far and the wall time spent are pickled to
+``DIR/<solver>.pkl``; a later run with the same ``--checkpoint`` (and ``--steps``) restores it and
+goes on from that step. ``restore_state`` is exact (stepping after a restore is bit-identical,
+``tests/unit/test_lifecycle*``), so the energies are those of one uninterrupted run. Memory is a
+per-process quantity: each process's samples form a *segment*, and the memory verdict takes the
+largest growth within any segment (from its sample at 10 % of the segment to its end).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import resource
 import sys
 import time
@@ -62,9 +71,13 @@ def rss_mb() -> float:
     return pages * resource.getpagesize() / 2**20
 
 
-def soak(solver: str, steps: int, sample: int, progress=None) -> dict:
+def soak(solver: str, steps: int, sample: int, progress=None, checkpoint: Path | None = None,
+         stop_after: int | None = None) -> dict:
     """``steps`` of pile1000 under ``solver``; ``progress(result)``, when given, gets the summary of the
-    samples so far every tenth sample (so a long run cut short still leaves its report)."""
+    samples so far every tenth sample (so a long run cut short still leaves its report). With
+    ``checkpoint`` (a folder) the run is saved there every tenth sample and resumed from it when a save
+    for this solver and step count exists; ``stop_after`` (steps, for tests) ends this process's part
+    early as an interruption would, after saving."""
     w = tb.scenes.build("pile1000", solver=solver)
     dt = w.default_dt
     e0 = w.total_energy()
@@ -73,18 +86,37 @@ def soak(solver: str, steps: int, sample: int, progress=None) -> dict:
     r = 0.1
     e_floor = float(np.sum(m) * 9.81 * r)
     rows = []
+    first, segment, wall_before = 0, 0, 0.0
+    saved = None if checkpoint is None else Path(checkpoint) / f"{solver}.pkl"
+    if saved is not None and saved.exists():
+        with saved.open("rb") as f:
+            run = pickle.load(f)
+        if run["steps"] == steps and run["sample"] == sample:
+            w.restore_state(run["state"])
+            rows, first, wall_before = run["rows"], run["step"], run["wall_s"]
+            segment = rows[-1]["segment"] + 1
+            log(f"{solver}: resumed from {saved} at step {first} (segment {segment})")
     t0 = time.perf_counter()
     error = ""
-    for k in range(steps + 1):
-        if k % sample == 0:
-            rows.append({"step": k, "wall_s": time.perf_counter() - t0, "rss_mb": rss_mb(),
+    for k in range(first, steps + 1):
+        if k % sample == 0 and not (rows and rows[-1]["step"] == k):
+            rows.append({"step": k, "wall_s": wall_before + time.perf_counter() - t0, "rss_mb": rss_mb(),
                          "energy_j": w.total_energy(), "kinetic_j": w.kinetic_energy(),
-                         "max_penetration_m": float(w.counters.get("max_penetration", 0.0))})
+                         "max_penetration_m": float(w.counters.get("max_penetration", 0.0)), "segment": segment})
             if k and k % (10 * sample) == 0:
                 log(f"{solver}: step {k}/{steps}, {rows[-1]['wall_s']:.0f} s, rss {rows[-1]['rss_mb']:.1f} MB, "
                     f"E {rows[-1]['energy_j']:.1f} J, KE {rows[-1]['kinetic_j']:.3g} J")
+                if saved is not None and k < steps:
+                    saved.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = saved.with_suffix(".tmp")
+                    with tmp.open("wb") as f:
+                        pickle.dump({"steps": steps, "sample": sample, "step": k, "rows": rows,
+                                     "wall_s": rows[-1]["wall_s"], "state": w.save_state()}, f)
+                    tmp.replace(saved)        # never a half-written checkpoint
                 if progress is not None and k < steps:
-                    progress(summary(solver, rows, dt, e0, e_floor, time.perf_counter() - t0, "", steps))
+                    progress(summary(solver, rows, dt, e0, e_floor, rows[-1]["wall_s"], "", steps))
+                if stop_after is not None and k >= first + stop_after and k < steps:
+                    break
         if k == steps:
             break
         try:
@@ -92,7 +124,7 @@ def soak(solver: str, steps: int, sample: int, progress=None) -> dict:
         except tb.SimulationError as e:
             error = str(e)
             break
-    return summary(solver, rows, dt, e0, e_floor, time.perf_counter() - t0, error, steps)
+    return summary(solver, rows, dt, e0, e_floor, wall_before + time.perf_counter() - t0, error, steps)
 
 
 def summary(solver: str, rows: list[dict], dt: float, e0: float, e_floor: float, wall: float, error: str,
@@ -102,8 +134,15 @@ def summary(solver: str, rows: list[dict], dt: float, e0: float, e_floor: float,
         error = f"unfinished: {rows[-1]['step']} of {planned} steps so far"
     rss = np.array([x["rss_mb"] for x in rows])
     energy = np.array([x["energy_j"] for x in rows])
-    base = min(len(rss) // 10, len(rss) - 1)       # the sample at 10 % of the run
-    growth = float(rss[-1] - rss[base])
+    # memory is per process: the largest growth within one process's samples (a segment), each from
+    # its sample at 10 % of the segment (the first steps load kernels and grow the stores)
+    segments = np.array([x.get("segment", 0) for x in rows])
+    growth, base = -np.inf, 0
+    for seg in np.unique(segments):
+        idx = np.flatnonzero(segments == seg)
+        b = idx[min(len(idx) // 10, len(idx) - 1)]
+        if float(rss[idx[-1]] - rss[b]) > growth:
+            growth, base = float(rss[idx[-1]] - rss[b]), b
     rise = float(np.max(energy) - e0)
     ok_memory = growth < MEMORY_SLACK_MB
     ok_energy = rise <= ENERGY_SLACK * (e0 - e_floor) and rows[-1]["kinetic_j"] < REST_KE_J
@@ -113,7 +152,8 @@ def summary(solver: str, rows: list[dict], dt: float, e0: float, e_floor: float,
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, "energy_start_j": e0,
             "energy_floor_j": e_floor, "energy_max_rise_j": rise, "kinetic_end_j": rows[-1]["kinetic_j"],
             "max_penetration_end_m": rows[-1]["max_penetration_m"], "memory_bounded": ok_memory,
-            "energy_bounded": ok_energy, "error": error, "samples": rows}
+            "energy_bounded": ok_energy, "error": error, "segments": int(len(np.unique(segments))),
+            "samples": rows}
 
 
 def kept_results(path: Path, solvers: list[str]) -> list[dict]:
@@ -139,16 +179,18 @@ def write_report(start, args, argv, steps: int, sample: int, results: list[dict]
               f"{r['energy_start_j']:.0f}", f"{r['energy_max_rise_j']:+.2f}", f"{r['kinetic_end_j']:.3g}",
               f"{1000 * r['max_penetration_end_m']:.1f}",
               "yes" if r["memory_bounded"] else "**no**", "yes" if r["energy_bounded"] else "**no**",
-              r["error"][:80] or "-"] for r in results]
+              str(r.get("segments", 1)), r["error"][:80] or "-"] for r in results]
     lines = ["# Soak: pile1000 for many steps under each solver (issue 17)", "",
              *setup_lines(meta, "1000 steps"), "",
              f"1000 spheres (r 0.1 m) dropped into a 2 x 2 m box, dt 1/60 s, {steps} steps per solver; a sample "
              f"every {sample} steps. Memory: resident set at 10 % of the run -> at the end (bounded: grows "
              f"< {MEMORY_SLACK_MB:g} MB). Energy: total (kinetic + potential) at the start and its largest rise "
              f"above it (bounded: rise <= {100 * ENERGY_SLACK:g} % of the start's potential energy above the "
-             f"resting floor, and kinetic energy at the end < {REST_KE_J:g} J).", "",
+             f"resting floor, and kinetic energy at the end < {REST_KE_J:g} J). 'processes': how many processes ran"
+             f" the soak one after the other through `--checkpoint` (memory growth is the largest within one).", "",
              md_table(["solver", "steps", "simulated s", "ms/step", "RSS MB", "RSS growth MB", "E start J",
-                       "max E rise J", "KE end J", "depth end mm", "memory bounded", "energy bounded", "error"],
+                       "max E rise J", "KE end J", "depth end mm", "memory bounded", "energy bounded", "processes",
+                       "error"],
                       table)]
     write_markdown(start.out / "soak.md", lines)
     write_json(start.out / "soak.json", {"meta": meta, "results": results})
@@ -161,6 +203,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sample", type=int, default=None, help="steps between samples (default steps / 100)")
     ap.add_argument("--solvers", default=",".join(s["name"] for s in tb.solvers()), help="comma-separated")
     ap.add_argument("--jobs", type=int, default=1, help="solvers run at once, each in its own process")
+    ap.add_argument("--checkpoint", type=Path, default=None,
+                    help="folder: save each solver's run there every tenth sample and resume from it")
     ap.add_argument("--keep", action="store_true",
                     help="keep the other solvers' rows of the existing soak.json (each marked with its run)")
     args = ap.parse_args(argv)
@@ -174,7 +218,8 @@ def main(argv=None) -> int:
         # spawn, not fork: the parent has started Numba's OpenMP threads, which a forked child cannot use
         with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=set_numba_threads, initargs=(args.threads,)) as pool:
-            results = list(pool.map(soak, solvers, [steps] * len(solvers), [sample] * len(solvers)))
+            results = list(pool.map(soak, solvers, [steps] * len(solvers), [sample] * len(solvers),
+                                    [None] * len(solvers), [args.checkpoint] * len(solvers)))
         write_report(start, args, argv, steps, sample, kept + results)
     else:
         results = []
@@ -182,7 +227,7 @@ def main(argv=None) -> int:
             def progress(partial, done=tuple(results)):
                 write_report(start, args, argv, steps, sample, kept + list(done) + [partial])
 
-            results.append(soak(solver, steps, sample, progress))
+            results.append(soak(solver, steps, sample, progress, args.checkpoint))
             write_report(start, args, argv, steps, sample, kept + results)
     return 0
 
