@@ -118,6 +118,8 @@ def soak(solver: str, steps: int, sample: int, progress=None, checkpoint: Path |
                 if stop_after is not None and k >= first + stop_after and k < steps:
                     break
         if k == steps:
+            if saved is not None and saved.exists():
+                saved.unlink()          # finished: a later run starts afresh
             break
         try:
             w.step(dt)

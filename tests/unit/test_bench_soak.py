@@ -12,6 +12,7 @@ def test_a_resumed_soak_matches_the_uninterrupted_one(tmp_path, solver):
     assert (tmp_path / f"{solver}.pkl").exists()
     rest = bs.soak(solver, 40, 2, checkpoint=tmp_path)
     assert rest["steps"] == 40 and rest["error"] == "" and rest["segments"] == 2
+    assert not (tmp_path / f"{solver}.pkl").exists()        # a finished soak leaves no checkpoint
     # restore_state is exact: every sampled energy equals the uninterrupted run's, bit for bit
     assert [x["energy_j"] for x in rest["samples"]] == [x["energy_j"] for x in whole["samples"]]
     assert [x["step"] for x in rest["samples"]] == [x["step"] for x in whole["samples"]]
