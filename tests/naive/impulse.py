@@ -732,3 +732,32 @@ def velocity_update(bodies, settings, dt=None, gravity=None):
                 damped.append(i)
         bodies["v"][i] += factor * g * dt
     return damped
+
+
+# ------------------------------------------------------------------ issue 18: is a slow body held?
+def held_by_contacts(i, body_a, point, normal, friction, position, gravity, margin, force_tolerance=1e-3):
+    """Twin of ``sleeping.held_by_contacts``, written from statics with SciPy's NNLS: body i's contacts
+    (``body_a``, ``point``, ``normal`` (a -> b), ``friction`` of the contacts that touch i) can hold it if
+    non-negative forces on the edges n +- mu t1, n +- mu t2 of each friction pyramid balance its weight
+    (force within ``force_tolerance`` of it) and give no torque about its centre (within ``margin`` m of
+    lever arm): min |A f - b| <= 1 with the force rows / tol and the torque rows / margin, f in weights."""
+    from scipy.optimize import nnls
+
+    g = np.asarray(gravity, float)
+    if np.linalg.norm(g) == 0.0:
+        return True
+    cols = []
+    for c in range(len(body_a)):
+        n = np.asarray(normal[c], float) * (-1.0 if body_a[c] == i else 1.0)
+        t1 = np.cross([1.0, 0.0, 0.0], n) if abs(n[0]) < 0.9 else np.cross([0.0, 1.0, 0.0], n)
+        t1 /= np.linalg.norm(t1)
+        t2 = np.cross(n, t1)
+        r = np.asarray(point[c], float) - np.asarray(position, float)
+        mu = friction[c]
+        edges = [n + mu * t1, n - mu * t1, n + mu * t2, n - mu * t2] if mu > 0 else [n]
+        cols += [np.r_[d / force_tolerance, np.cross(r, d) / margin] for d in edges]
+    if not cols:
+        return False
+    b = np.r_[-g / np.linalg.norm(g) / force_tolerance, 0.0, 0.0, 0.0]
+    _, res = nnls(np.array(cols).T, b, maxiter=10_000)
+    return res <= 1.0

@@ -62,13 +62,14 @@ class ImpulseSettings(ContactSettings, SolverSettings):
             (Alg. 5); default 8.33 mm/s [004]; 0 turns sleeping off.
         sleep_bias: bias of the recency-weighted average (Eq. 3.2.4) [tumble]: 0.5 (pe's sleep
             bias, digest §3): the average forgets a step in about two steps.
-        sleep_requires_support: a slow body falls asleep only if its supporting contacts hold it: its
-            centre of mass, projected along gravity, in the hull of their points (``sleeping``) [tumble,
-            issue 18]. Default True; False is Alg. 5 alone, which put a domino tilted past its tipping
-            angle and released at rest to sleep after one step (it never toppled).
-        sleep_support_margin: [m] how far outside that hull the centre of mass may be and still count
-            as held, default 0.1 mm (rounding of contact points; a sphere's single support point lies
-            exactly under its centre).
+        sleep_requires_support: a slow body falls asleep only if its contacts can hold it: forces inside
+            their friction pyramids balance its weight with no torque about its centre of mass
+            (``sleeping.held_by_contacts``) [tumble, issue 18]. Default True; False is Alg. 5 alone, which
+            put a domino tilted past its tipping angle and released at rest to sleep after one step (it
+            never toppled).
+        sleep_support_margin: [m] the torque those forces may leave unbalanced, as a lever arm of the
+            weight, default 0.1 mm (rounding of contact points; a domino 0.1 mm past its tipping point
+            is still held, 1 mm past it is not).
         sleep_rwa_max_factor: the average is capped at this times ``sleep_threshold``^2 [tumble]: 10,
             so a fast body may fall asleep at most ~4 steps (log(1/10)/log(0.5)) after it stops.
         resolution_threshold: [m/s] a contact is closing when its normal velocity is below

@@ -151,7 +151,8 @@ class ImpulseSolver(Solver):
         asleep = sleep_check_supported(n, b.body_fixed, sl.body_asleep, v, om, sl.body_reach, sl.body_sleep_motion,
                                        s.sleep_threshold, s.sleep_bias, s.sleep_rwa_max_factor * s.sleep_threshold ** 2,
                                        s.sleep_requires_support, m, c.contact_body_a, c.contact_body_b, c.contact_point,
-                                       c.contact_normal, b.body_position, core.gravity, s.sleep_support_margin)
+                                       c.contact_normal, c.contact_friction, b.body_position, core.gravity,
+                                       s.sleep_support_margin)
         stages.lap(prof, "sleeping", t)
         (largest, pen, corr, unres, moved, its, left, shock_its, shock_batches,
          fixed) = step_counters(nbatches, batch_contact_start, cstats, rstats, n, b.body_fixed)
