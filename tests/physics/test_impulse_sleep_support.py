@@ -113,3 +113,17 @@ def test_friction_decides_on_a_slope(deg, mu, held):
     a = np.ones(4, np.int64)
     b = np.zeros(4, np.int64)
     assert _held_kernel(0, a, b, pts, n, np.full(4, mu), np.zeros(3), G, 1e-4) == held
+
+
+@pytest.mark.parametrize("past, held", [(0.5e-4, True), (1e-3, False), (1e-2, False)])
+def test_margin_is_the_lever_arm_left_unbalanced(past, held):
+    """A box on one edge (two contact points along y at x = 0), its centre ``past`` [m] beyond the edge:
+    gravity's torque about the edge is m g past. Within ``sleep_support_margin`` (0.1 mm) of lever arm it
+    counts as held; 1 mm and 1 cm past it do not. Without friction the weighted least squares has the
+    closed form residual^2 = c / (1 + c tol^2), c = (past / margin)^2, the verdict flips at past ~ margin;
+    friction at the edge can trade torque for unbalanced force (by the edge's height), a little slack."""
+    pts = np.array([[-past, -0.05, -0.1], [-past, 0.05, -0.1]])    # relative to the centre of mass
+    n = np.array([[0.0, 0.0, 1.0]] * 2)
+    a = np.ones(2, np.int64)
+    b = np.zeros(2, np.int64)
+    assert _held_kernel(0, a, b, pts, n, np.full(2, 0.5), np.zeros(3), G, 1e-4) == held

@@ -68,8 +68,8 @@ class ImpulseSettings(ContactSettings, SolverSettings):
             put a domino tilted past its tipping angle and released at rest to sleep after one step (it
             never toppled).
         sleep_support_margin: [m] the torque those forces may leave unbalanced, as a lever arm of the
-            weight, default 0.1 mm (rounding of contact points; a domino 0.1 mm past its tipping point
-            is still held, 1 mm past it is not).
+            weight, default 0.1 mm (rounding of contact points; a box 0.05 mm past its tipping edge is
+            still held, 1 mm past it is not: tests/physics/test_impulse_sleep_support.py).
         sleep_rwa_max_factor: the average is capped at this times ``sleep_threshold``^2 [tumble]: 10,
             so a fast body may fall asleep at most ~4 steps (log(1/10)/log(0.5)) after it stops.
         resolution_threshold: [m/s] a contact is closing when its normal velocity is below
