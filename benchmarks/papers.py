@@ -667,12 +667,10 @@ SPLIT_OMEGAS = (1.2, 1.5, 1.8)            # projected SOR
 
 
 def _rate_cell(th: np.ndarray) -> str:
-    from benchmarks.lcp_splitting import linear_rate
-
+    """theta at the start and after the sweeps, or 'diverges'."""
     if not np.isfinite(th[-1]) or th[-1] > 1e100:
         return f"diverges (theta {th[0]:.2g} -> {th[-1]:.2g} in {len(th) - 1} sweeps)"
-    r, r2 = linear_rate(th)
-    return f"{r:.4f}/sweep (R^2 {r2:.2f}), theta {th[0]:.2g} -> {th[-1]:.2g}"
+    return f"theta {th[0]:.2g} -> {th[-1]:.2g}"
 
 
 def splitting_experiments(quick: bool) -> dict:
@@ -772,8 +770,7 @@ def splitting_figure(data: dict, path: Path) -> Path:
         th = c["gs_long"]
         lab = c["name"] + " " + " ".join(f"{k}={v}" for k, v in c["params"].items())
         ax.semilogy(np.arange(len(th)), th, label=lab)
-    ax.set_xscale("symlog", linthresh=100)
-    ax.set_title("Fig. 5: projected GS, theta per sweep (first step; x linear to 100, then log)")
+    ax.set_title("Fig. 5: projected GS, theta per sweep (first step, cold start)")
     ax2 = axes[0, 1]
     for lab, m in stack["methods"].items():
         th = np.where(m["theta"] > 1e12, np.nan, m["theta"])
@@ -785,7 +782,6 @@ def splitting_figure(data: dict, path: Path) -> Path:
     for g in SPLIT_GAMMAS:
         th = stack["gamma"][g]["long"]
         ax3.semilogy(np.arange(len(th)), th, label=f"gamma = {g:g} max diag(A)")
-    ax3.set_xscale("symlog", linthresh=100)
     ax3.set_title(f"Fig. 6: GS with constraint force mixing, box_stack25 n={stack['params']['count']}")
     ax4 = axes[1, 1]
     for lab, m in stack["methods"].items():
@@ -846,8 +842,9 @@ def splitting_rows(quick: bool, figure_dir: Path | None = None) -> tuple[list[di
         worse = (not np.isfinite(j1[-1]) or j1[-1] > g[-1]) and j2[-1] > g[-1]
         bad += worse
         cells.append(f"{lab(c)}: GS {_rate_cell(g)}; Jacobi omega 1 {_rate_cell(j1)}; omega 0.2 {_rate_cell(j2)}")
-    rows.append(row("§3: the projected Jacobi method has terrible convergence (against projected GS; omega 1 and "
-                    "tumble's jacobi relaxation 0.2)", "terrible convergence", "; ".join(cells),
+    rows.append(row(f"§3: the projected Jacobi method has terrible convergence (against projected GS; omega 1 and "
+                    f"tumble's jacobi relaxation 0.2; {sweeps} sweeps from lambda = 0)", "terrible convergence",
+                    "; ".join(cells),
                     ("reproduces" if bad == len(cfgs) else "partly") + f" (Jacobi ends above GS in {bad} of "
                     f"{len(cfgs)} configurations at both omegas)", cmd("000", " --rows splitting")))
     cells, gain = [], 0
@@ -869,26 +866,30 @@ def splitting_rows(quick: bool, figure_dir: Path | None = None) -> tuple[list[di
                     "reference solution's, over the sweeps; 'separating': the largest normal velocity w > 0 of a "
                     f"loaded contact after {sweeps} sweeps)", "energy gain", "; ".join(cells),
                     ("reproduces" if gain == nsor else "partly" if gain else "does not") + f" (gain in {gain} of "
-                    f"{nsor} SOR runs; where zeta = 0 (resting stacks) KE(lambda) = KE_pred + lambda^T b + "
-                    "lambda^T A lambda / 2, the QP that each projected SOR row step with 0 < omega < 2 decreases, "
-                    "so one solve cannot gain energy there; with push-out targets (overlaps) overrelaxation "
-                    "overshoots the reference; one step's solve only, the paper's gain shows over a simulation, "
-                    "which tumble has no SOR solver for)", cmd("000", " --rows splitting")))
+                    f"{nsor} SOR runs, all where the targets push overlaps out (zeta > 0): overrelaxation overshoots "
+                    "the push-out. Where zeta = 0 (the resting stacks, the wall) KE(lambda) = KE_pred + lambda^T b + "
+                    "lambda^T A lambda / 2, which every projected SOR row step with 0 < omega < 2 lowers while the "
+                    "bounds stay put; the friction coupling (eq. 29) can break that (tests/unit/test_lcp_splitting.py"
+                    ", omega 1.9), but did not here: SOR lowered the energy faster than GS. One step's solve only: "
+                    "the gain the paper saw over a simulation needs an SOR solver in tumble, which it has not)",
+                    cmd("000", " --rows splitting")))
     cells, same = [], 0
     for c in cfgs:
         r0 = linear_rate(c["methods"]["GS"]["theta"], skip=0.5)[0]
         r1 = linear_rate(c["scaled"]["theta"], skip=0.5)[0]
         shift = np.median(np.log10(c["scaled"]["theta"][1:] / c["methods"]["GS"]["theta"][1:]))
-        same += abs(r1 - r0) <= 0.02 * (1 - min(r0, r1)) + 1e-4
+        same += abs(r1 - r0) <= 0.1 * (1 - min(r0, r1)) and c["scaled"]["iterate_diff"] < 1e-9
         cells.append(f"{lab(c)}: rate {r0:.4f} -> {r1:.4f}, log10 theta shifted by {shift:+.2f}, iterates C "
                      f"lambda' - lambda {c['scaled']['iterate_diff']:.1g} (relative)")
     rows.append(row("eq. 39-40: diagonal scaling (C^2 = 1/diag(A)) displaces the convergence plot by a constant "
                     "but does not change the asymptotic rate (GS on A' = C A C, b' = C b)",
                     "small displacement; same asymptotic behaviour", "; ".join(cells),
-                    ("reproduces" if same == len(cfgs) else "partly") + " (projected GS and Jacobi divide each "
-                    "row's residual by its diagonal, so on C A C they take the same steps, C lambda' = lambda, "
-                    "to round-off; only theta, which mixes impulses and velocities, is measured in other units)",
-                    cmd("000", " --rows splitting")))
+                    ("reproduces" if same == len(cfgs) else "partly") + f" ({same} of {len(cfgs)}: asymptotic "
+                    "rates (second half) within 10 % of 1 - rate, the same iterates; projected GS and Jacobi "
+                    "divide each row's residual by its diagonal, so on C A C they take the same steps, "
+                    "C lambda' = lambda, to round-off; only theta, which mixes impulses and velocities, is "
+                    "measured in other units)", cmd("000", " --rows splitting")))
+
     def to_1e6(th):
         k = np.flatnonzero(th <= 1e-6 * th[0])
         return str(int(k[0])) if k.size else f">{len(th) - 1}"
@@ -902,14 +903,23 @@ def splitting_rows(quick: bool, figure_dir: Path | None = None) -> tuple[list[di
     stack = max((c for c in cfgs if c["name"] == "box_stack25"), key=lambda c: c["rows"])
     rs = [linear_rate(stack["gamma"][g]["long"], skip=0.5)[0] for g in SPLIT_GAMMAS]
     small = (1 - rs[1]) / (1 - rs[0])
+    big = sum(linear_rate(c["gamma"][1e-2]["long"], skip=0.5)[0] < linear_rate(c["gamma"][0.0]["long"], skip=0.5)[0]
+              for c in cfgs)
+    flat = sum(linear_rate(c["gamma"][1e-4]["long"], skip=0.5)[0] > linear_rate(c["gamma"][0.0]["long"], skip=0.5)[0]
+               for c in cfgs)
     rows.append(row("Fig. 6: constraint force mixing A' = A + gamma I (eq. 41) changes the slope of GS's "
                     "convergence; 'even a small value of gamma has a large impact' (asymptotic theta factor per "
                     "sweep of the damped problem, GS to theta <= 1e-28 theta_0, fitted over the second half; gamma / "
                     "max diag(A))", "slope steepens with gamma; small gamma: large impact",
                     "; ".join(cells), ("reproduces" if faster == len(cfgs) and small > 1.5 else "partly")
-                    + f" (steeper with gamma in {faster} of {len(cfgs)} configurations; on {lab(stack)} gamma "
-                    f"1e-4 max diag(A) makes 1 - rate {small:.2f}x the undamped, 1e-2 "
-                    f"{(1 - rs[3]) / (1 - rs[0]):.2f}x)", cmd("000", " --rows splitting")))
+                    + f" (gamma changes the slope everywhere; steeper at every step of gamma in {faster} of "
+                    f"{len(cfgs)} configurations; 1e-2 max diag(A) steeper than undamped in {big} of {len(cfgs)} "
+                    f"(on {lab(stack)} 1 - rate x{(1 - rs[3]) / (1 - rs[0]):.1f}); the small gamma 1e-4 makes "
+                    f"the slope flatter in {flat} of {len(cfgs)} (x{small:.2f} on {lab(stack)}): a large impact, "
+                    "but the wrong way. Our reading, not measured further: A' has one solution, and its components "
+                    "in A's null space (half the rows, the Fig. 8 rows) see only gamma, so GS approaches them at "
+                    "a rate of order 1 - gamma / A_ii; the undamped problem accepts any of them)",
+                    cmd("000", " --rows splitting")))
     # Fig. 7: the damped solution itself, first step, and a real run
     runs = cfm_runs(quick, stack["diag_max"])
     one = "; ".join(f"gamma {g:g}: |lambda| {stack['gamma'][g]['lam_norm']:.4g} N s, KE after the step "
@@ -940,8 +950,8 @@ def splitting_rows(quick: bool, figure_dir: Path | None = None) -> tuple[list[di
                  f"= 0 for {sweeps} sweeps in row order; theta is eq. 38 unscaled (w in m/s, lambda in N s). "
                  f"Reference solution: GS until theta <= 1e-28 theta_0 or {data['ref_sweeps']} sweeps (reached: "
                  + ", ".join(f"{lab(c)} {c['theta_ref']:.2g} after {c['ref_sweeps']}" for c in cfgs) + "). Jacobi "
-                 "takes every row's bounds from the sweep's start. Rates: exp of the slope of log theta fitted "
-                 "after the first 10 % of the sweeps, down to 1e-26 theta_0.")
+                 "takes every row's bounds from the sweep's start. Rates (factor of theta per sweep): exp of the slope "
+                 "of log theta fitted over the second half of a run (down to 1e-26 theta_0): the asymptotic rate.")
     if figure_dir is not None:
         p = splitting_figure(data, figure_dir / "paper_000_convergence.png")
         notes.append(f"Figure: [{p.name}]({p.name}) (theta per sweep: Fig. 5 per configuration, the methods and "
