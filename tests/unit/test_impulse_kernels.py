@@ -136,3 +136,44 @@ def test_parallel_equals_serial_bit_for_bit():
     np.testing.assert_array_equal(st1, st2)
     np.testing.assert_array_equal(n1, n2)
     assert HP["dt"] > 0
+
+
+def _column_on_ground(count, ground_depth, inner_depth):
+    """``count`` spheres (r 0.1 m, 1 kg) in a column on a fixed ground body, at rest: the ground contact
+    ``ground_depth`` deep, the ones between spheres ``inner_depth`` deep."""
+    n = count + 1
+    fixed = np.zeros(n, bool)
+    fixed[0] = True
+    pos = np.zeros((n, 3))
+    pos[0, 2] = -1.0
+    z = 0.1 - ground_depth
+    for i in range(1, n):
+        pos[i, 2] = z
+        z += 0.2 - inner_depth
+    a, b = np.arange(0, count), np.arange(1, n)
+    normal = np.tile([0.0, 0.0, 1.0], (count, 1))
+    depth = np.array([ground_depth] + [inner_depth] * (count - 1))
+    point = np.zeros((count, 3))
+    point[:, 2] = pos[b, 2] - 0.1 + 0.5 * depth
+    point[0, 2] = 0.5 * (pos[1, 2] - 0.1)
+    return n, fixed, pos, a, b, normal, depth, point
+
+
+def test_correction_max_bodies_rejects_moves_that_displace_more_bodies():
+    """``correction_max_bodies`` (issue 19; 0 = Alg. 2's unbounded search): the ground contact of a
+    10-sphere column is 3 mm deep (> t_pen 1.74 mm), the others 1 mm (< t_pen, so none is corrected
+    itself, but each passes a push on whole, Eq. 2.3.6). The one valid move lifts the bottom sphere and
+    with it all ten; bounded at 4 bodies it is rejected and the contact counts as unresolvable."""
+    for max_bodies, corrected, moved in ((0, 1, 10), (10, 1, 10), (9, 0, 0), (4, 0, 0)):
+        n, fixed, pos, a, b, normal, depth, point = _column_on_ground(10, 3e-3, 1e-3)
+        bt = driver.batches(n, fixed, len(a), a, b)
+        x0 = pos.copy()
+        stats = driver.correct(bt, len(a), a, b, point, normal, depth, pos, fixed, np.zeros(n, bool),
+                               np.zeros((n, 3)), np.zeros((n, 3)), 1 / 240, 1.74e-3, 0.5, False,
+                               max_bodies=max_bodies)
+        assert tuple(stats[0]) == (1, corrected, 1 - corrected, moved), (max_bodies, stats)
+        lifted = pos[1:, 2] - x0[1:, 2]
+        if moved:
+            np.testing.assert_allclose(lifted, 3e-3 - 0.5 * 1.74e-3)   # to f_rem t_pen of overlap (Eq. 2.5.4)
+        else:
+            assert not lifted.any()

@@ -157,8 +157,8 @@ def _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal
 @kernel(exact=True, error_model="numpy")
 def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, batch_body_start, batch_bodies,
                     body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point, contact_normal,
-                    depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem, body_stamp, disp,
-                    visited, in_list, moved, stats):
+                    depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem, max_bodies, body_stamp,
+                    disp, visited, in_list, moved, stats):
     """Alg. 2 on each batch k of bin_batches[j0:j1]: every contact deeper than ``threshold`` is
     handled once, in index order. (One call for a run of batches: a Numba call with this many
     arrays costs ~1 us of reference counting.)
@@ -167,7 +167,15 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
     contact of a moved body (Eq. 2.3.7a/b). Scratch: body_stamp (n,) int (reset for the batch's
     bodies here; each trial stamps the bodies it visits with its own number), disp (n, 3), visited
     (n,) (batch k uses visited[bs:be]), in_list (m,) bool, moved (n,) bool (False at start and end).
-    stats[k] = (penetrating contacts, corrected, unresolvable, bodies moved)."""
+    stats[k] = (penetrating contacts, corrected, unresolvable, bodies moved).
+
+    ``max_bodies`` > 0: a candidate that would displace more than this many bodies counts as invalid
+    (``ImpulseSettings.correction_max_bodies``; not in 004): its search is cut off there by §2.5's
+    early abort, started as if a move of max_bodies bodies had already been found; 0 is Alg. 2's
+    unbounded search."""
+    # the early abort rejects count >= best, and count == best unless the candidate is velocity-based and
+    # the best is not: starting from (max_bodies + 1, velocity-based) admits exactly count <= max_bodies
+    best0 = max_bodies + 1 if max_bodies > 0 else 1 << 62
     cand_body = np.empty(4, np.int64)
     cand_disp = np.empty((4, 3))
     cand_vel = np.empty(4, np.bool_)
@@ -201,7 +209,7 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
             a, b = contact_body_a[c], contact_body_b[c]
             m = _candidates(c, contact_body_a, contact_body_b, contact_point, contact_normal, depth, body_position,
                             body_fixed, v, w, dt, threshold, f_rem, cand_body, cand_disp, cand_vel)
-            best, best_i, best_vel = 1 << 62, -1, False
+            best, best_i, best_vel = best0, -1, max_bodies > 0
             for i in range(m):
                 trial += 1
                 z = b if cand_body[i] == a else a
@@ -259,23 +267,23 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
 def correct_bins_parallel(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                           batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
                           contact_point, contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt,
-                          threshold, f_rem, body_stamp, disp, visited, in_list, moved, stats):
+                          threshold, f_rem, max_bodies, body_stamp, disp, visited, in_list, moved, stats):
     for t in prange(nbins):
         correct_batches(bin_start[t], bin_start[t + 1], bin_batches, batch_contact_start, batch_contacts,
                         batch_body_start, batch_bodies, body_contact_start, body_contacts, contact_body_a,
                         contact_body_b, contact_point, contact_normal, depth, body_position, body_fixed, body_asleep,
-                        v, w, dt, threshold, f_rem, body_stamp, disp, visited, in_list, moved, stats)
+                        v, w, dt, threshold, f_rem, max_bodies, body_stamp, disp, visited, in_list, moved, stats)
 
 
 @kernel(exact=True, error_model="numpy")
 def correct_bins_serial(nbins, bin_start, bin_batches, batch_contact_start, batch_contacts, batch_body_start,
                         batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_point,
                         contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt, threshold, f_rem,
-                        body_stamp, disp, visited, in_list, moved, stats):
+                        max_bodies, body_stamp, disp, visited, in_list, moved, stats):
     correct_batches(bin_start[0], bin_start[nbins], bin_batches, batch_contact_start, batch_contacts,
                     batch_body_start, batch_bodies, body_contact_start, body_contacts, contact_body_a, contact_body_b,
                     contact_point, contact_normal, depth, body_position, body_fixed, body_asleep, v, w, dt, threshold,
-                    f_rem, body_stamp, disp, visited, in_list, moved, stats)
+                    f_rem, max_bodies, body_stamp, disp, visited, in_list, moved, stats)
 
 
 @kernel(exact=True)

@@ -106,7 +106,7 @@ class ImpulseSolver(Solver):
         v, om = b.body_linear_velocity, b.body_angular_velocity
         stages.integrate_positions(core, dt, b.body_fixed[:n] | sl.body_asleep[:n])
         t = stages.lap(prof, "integrate", t)
-        m = stages.collide(core, prof, t, False)
+        m = stages.collide(core, prof, t, s.warm_impulse_fraction > 0.0)  # warm: the cache carries the impulses
         t = time.perf_counter()
         c = core.contacts
         if m:
@@ -116,7 +116,8 @@ class ImpulseSolver(Solver):
             pen_before = float(c.contact_depth[:m].max())
             cstats = driver.correct(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
                                     c.contact_depth, b.body_position, b.body_fixed, sl.body_asleep, v, om, dt,
-                                    s.penetration_threshold, s.remaining_penetration, s.parallel_batches)
+                                    s.penetration_threshold, s.remaining_penetration, s.parallel_batches,
+                                    max_bodies=s.correction_max_bodies)
             t = stages.lap(prof, "correction", t)
         else:
             # no contact: no batch (a batch is bodies joined by contacts, 004 §3.1), nothing to correct or
@@ -143,7 +144,9 @@ class ImpulseSolver(Solver):
                                     stage_below_only=s.shock_stage_contacts == "below",
                                     seed_dir=_seed_dir(core.gravity) if s.shock_layers == "support" else None,
                                     slip_speed=(float(np.linalg.norm(core.gravity)) * dt
-                                                if s.kinetic_friction_direction == "slip" else math.inf))
+                                                if s.kinetic_friction_direction == "slip" else math.inf),
+                                    warm_fraction=s.warm_impulse_fraction,
+                                    warm_speed=2.0 * float(np.linalg.norm(core.gravity)) * dt)
             t = stages.lap(prof, "resolution", t)
         else:
             rstats = _NO_STATS
