@@ -71,11 +71,14 @@ class ImpulseSettings(ContactSettings, SolverSettings):
             first takes this fraction of the normal impulse its point took last step (matched by the
             contact cache, 001 §8), and warm impulses the contacts no longer need are taken back before
             the resolution loop (``resolution.resolve_batches``) [tumble, issue 18; not in 004, which starts
-            every step cold]. 0 (default) is the thesis' cold start. Measured, pile1000 at 240 Hz, 1
-            thread, worlds stepped in turn: at 3 s 0.9 gives overlap 23.9 vs 39.5 mm, KE 3.1 vs 4.6 J,
-            128 vs 59 asleep, CPU time per step 18.7 vs 18.5 ms; at dt 1/100 (3 s) 49 vs 80 mm, KE 6 vs
-            19 J, no speed-up (every shock stage still stops at its cap). A resting 5-sphere column: 45
-            instead of 59 iterations per step. The friction impulse is not warmed (see driver.resolve).
+            every step cold]. 0 (default) is the thesis' cold start. Measured (1 thread, the worlds
+            stepped in turn in one process, process CPU time), 0.9 vs 0: pile1000 at 240 Hz, 10 s: overlap
+            37.0 vs 54.1 mm, KE 0.18 vs 0.63 J, 361 vs 260 asleep, 18.2 vs 19.1 ms per step (but at 4-6 s
+            KE 2.2 / 1.0 vs 1.2 / 0.1 J); pile1000 at dt 1/100, 3 s: 49 vs 80 mm, KE 6 vs 19 J, no
+            speed-up (every shock stage still stops at its cap); balls_well at 240 Hz, 3 s: 2.6 vs 4.0 mm,
+            the same time; balls_well under high_accuracy (960 Hz), 2 s: the same time within noise. A
+            resting 5-sphere column: 45 instead of 59 iterations per step. One chaotic run each, so not
+            the default. The friction impulse is not warmed (see driver.resolve).
         sleep_threshold: [m/s] a body whose recency-weighted motion stays below this falls asleep
             (Alg. 5); default 8.33 mm/s [004]; 0 turns sleeping off.
         sleep_bias: bias of the recency-weighted average (Eq. 3.2.4) [tumble]: 0.5 (pe's sleep
