@@ -180,13 +180,15 @@ def test_spin_down_matches_the_closed_form():
     assert np.linalg.norm(w.linear_velocity(ball)) == pytest.approx(2.0 / 7.0 * w0 * r, rel=1e-6)
 
 
-def test_parallel_batches_equal_serial_run():
-    """Test 30: batches are independent, so one thread and all threads give the same bits."""
+@pytest.mark.parametrize("warm", [0.0, 0.9])
+def test_parallel_batches_equal_serial_run(warm):
+    """Test 30: batches are independent, so one thread and all threads give the same bits (also with
+    warm-started impulses, which each batch applies and takes back on its own)."""
     def run(threads):
         old = numba.get_num_threads()
         numba.set_num_threads(threads)
         try:
-            w = tb.scenes.build("bullet_stacks", solver="impulse", stacks=2)
+            w = tb.scenes.build("bullet_stacks", solver="impulse", stacks=2, warm_impulse_fraction=warm)
             for _ in range(int(1.2 / w.default_dt)):
                 w.step()
             return w.positions.copy(), w.linear_velocities.copy(), w.counters["iterations"]
