@@ -91,7 +91,7 @@ def test_tree_sweep_is_the_dense_solve_of_the_tree_rows():
                                             Minv, v6)
     lam = r.row_lambda.copy()
     tree_sweep(tree.count, tree.kind, tree.ref, tree.parent, js.joint_type, js.joint_row_start, offset, r.row_body,
-               r.row_J, r.row_bias, r.row_cfm, r.row_inv_diag, lam, tree.D_inv, tree.F, tree.y, tree.x, v_lin, v_ang)
+               r.row_J, r.row_bias, r.row_cfm, r.row_inv_diag, lam, tree.D_fac, tree.F, tree.y, tree.x, v_lin, v_ang)
     got = np.concatenate([v_lin, v_ang], axis=1).reshape(-1)
     np.testing.assert_allclose(got, want_v, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(lam[: r.count], want_lam, rtol=1e-9, atol=1e-9)

@@ -67,8 +67,8 @@ def _find(uf, a):
 
 
 @kernel
-def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_count, joint_in_tree, node_kind,
-                     node_ref, node_parent, node_side):
+def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_mass, body_count, joint_in_tree,
+                     node_kind, node_ref, node_parent, node_side):
     """The spanning forest of the active joints and its node list (module docstring).
 
     Writes ``joint_in_tree`` (joint_count,) and, for nodes k = 0..count-1 in breadth-first order from
@@ -109,6 +109,13 @@ def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_cou
             v = _vertex(j, side, joint_body, body_fixed, world)
             adj[degree[v] + fill[v]] = j
             fill[v] += 1
+    # the heaviest body of each group (at its union-find root; the first of equal masses)
+    heaviest = np.full(body_count + 1, -1, dtype=np.int64)
+    for i in range(body_count):
+        if degree[i + 1] > degree[i]:
+            g = _find(uf, i)
+            if heaviest[g] < 0 or body_mass[i] > body_mass[heaviest[g]]:
+                heaviest[g] = i
     seen_body = np.zeros(body_count + 1, dtype=np.bool_)
     seen_joint = np.zeros(joint_count, dtype=np.bool_)
     count = 0
@@ -150,14 +157,16 @@ def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_cou
                     node_parent[count] = k
                     node_side[count] = 0 if _vertex(j, 0, joint_body, body_fixed, world) == v else 1
                     count += 1
-        # the next group without a world joint, rooted at its first body
+        # the next group without a world joint, rooted at its heaviest body (the first of equal ones;
+        # module docstring, "Numerics")
         while seed < body_count and (seen_body[seed] or degree[seed + 1] == degree[seed]):
             seed += 1
         if seed >= body_count:
             break
-        seen_body[seed] = True
+        root = heaviest[_find(uf, seed)]
+        seen_body[root] = True
         node_kind[count] = NODE_BODY
-        node_ref[count] = seed
+        node_ref[count] = root
         node_parent[count] = -1
         node_side[count] = -1
         count += 1
@@ -185,56 +194,46 @@ def mark_tree_rows(node_count, node_kind, node_ref, joint_type, joint_row_start,
 
 
 @kernel(inline="always")
-def _invert(D, k, n, out, work):
-    """out[k, :n, :n] = D[k, :n, :n]^-1 by Gauss-Jordan elimination with partial pivoting (the joint
-    pivots are negative definite, the body pivots positive definite). A pivot below 1e-12 of the
-    block's scale (a redundant row) leaves that row's multiplier at zero."""
+def _ldl_factor(D, k, n, out, d):
+    """out[k] = the factor L diag(d) L^T of the definite block D[k, :n, :n] (its lower triangle):
+    L's strictly lower part in out's lower triangle, 1 / d_a on out's diagonal (``d`` (>= 6) work
+    space). No pivoting: a body pivot is positive definite and a joint pivot negative definite (the
+    quasi-definite H of the module docstring), for which the factor is backward stable as it is
+    (Cholesky's). A pivot |d_a| below 1e-12 of the block's scale (a redundant row) is dropped: 1 / d_a
+    = 0 and its column of L zero, so that unknown of a solve is 0 (its row's multiplier stays zero)."""
     scale = 0.0
     for a in range(n):
         scale = max(scale, abs(D[k, a, a]))
-        for c in range(n):
-            work[a, c] = D[k, a, c]
-            work[a, n + c] = 1.0 if a == c else 0.0
     tiny = 1e-12 * scale
-    for col in range(n):
-        piv = col
-        best = abs(work[col, col])
-        for a in range(col + 1, n):
-            if abs(work[a, col]) > best:
-                best = abs(work[a, col])
-                piv = a
-        if best <= tiny:
-            for c in range(2 * n):
-                work[col, c] = 0.0
+    for c in range(n):
+        s = D[k, c, c]
+        for q in range(c):
+            s -= out[k, c, q] * out[k, c, q] * d[q]
+        if abs(s) <= tiny:
+            d[c] = 0.0
+            out[k, c, c] = 0.0
+            for a in range(c + 1, n):
+                out[k, a, c] = 0.0
             continue
-        if piv != col:
-            for c in range(2 * n):
-                tmp = work[col, c]
-                work[col, c] = work[piv, c]
-                work[piv, c] = tmp
-        inv = 1.0 / work[col, col]
-        for c in range(2 * n):
-            work[col, c] *= inv
-        for a in range(n):
-            if a != col:
-                f = work[a, col]
-                if f != 0.0:
-                    for c in range(2 * n):
-                        work[a, c] -= f * work[col, c]
-    for a in range(n):
-        for c in range(n):
-            out[k, a, c] = work[a, n + c]
+        d[c] = s
+        out[k, c, c] = 1.0 / s
+        for a in range(c + 1, n):
+            t = D[k, a, c]
+            for q in range(c):
+                t -= out[k, a, q] * out[k, c, q] * d[q]
+            out[k, a, c] = t / s
 
 
 @kernel
 def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, row_offset,
-                row_J, row_cfm, body_mass, body_inv_inertia_world, soft_compliance, D, D_inv, F):
-    """Block LDL^T of H over the tree (module docstring): D_inv[k] = D_k^-1 (n_k x n_k) and
-    F[k] = D_k^-1 E_k (n_k x n_parent). ``D`` (>= node_count, 6, 6) is work space. A row with
+                row_J, row_cfm, body_mass, body_inv_inertia_world, soft_compliance, D, D_fac, F):
+    """Block LDL^T of H over the tree (module docstring): D_fac[k] = the factor L diag(d) L^T of the
+    pivot D_k (n_k x n_k, ``_ldl_factor``) and F[k] = D_k^-1 E_k (n_k x n_parent, solved with it).
+    ``D`` (>= node_count, 6, 6) is work space. A row with
     constraint force mixing gamma > 0 (a soft row) gets -gamma on its diagonal, or
     -``soft_compliance`` when that is > 0 (the projection: a spring is no position constraint, so an
     enormous compliance keeps its multiplier at zero)."""
-    work = np.empty((6, 12))
+    d = np.empty(6)
     E = np.empty((6, 6))
     size = np.empty(max(node_count, 1), dtype=np.int64)
     for k in range(node_count):
@@ -279,7 +278,7 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
                 D[k, a, a] = -g
     for k in range(node_count - 1, -1, -1):
         n = size[k]
-        _invert(D, k, n, D_inv, work)
+        _ldl_factor(D, k, n, D_fac, d)
         p = node_parent[k]
         if p < 0:
             continue
@@ -297,13 +296,21 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
             for a in range(n):
                 for c in range(6):
                     E[a, c] = row_J[r0 + a, sd, c]
-        # F_k = D_k^-1 E_k, then D_p -= E_k^T F_k
-        for a in range(n):
-            for c in range(m):
-                s = 0.0
-                for q in range(n):
-                    s += D_inv[k, a, q] * E[q, c]
-                F[k, a, c] = s
+        # F_k = D_k^-1 E_k column by column: L z = e, z / d, L^T f = z (never D_k^-1 itself: module
+        # docstring, "Numerics"), then D_p -= E_k^T F_k
+        for c in range(m):
+            for a in range(n):
+                t = E[a, c]
+                for q in range(a):
+                    t -= D_fac[k, a, q] * F[k, q, c]
+                F[k, a, c] = t
+            for a in range(n):
+                F[k, a, c] *= D_fac[k, a, a]
+            for a in range(n - 1, -1, -1):
+                t = F[k, a, c]
+                for q in range(a + 1, n):
+                    t -= D_fac[k, q, a] * F[k, q, c]
+                F[k, a, c] = t
         for a in range(m):
             for c in range(a + 1):
                 s = 0.0
@@ -316,7 +323,7 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
 
 @kernel
 def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body,
-               row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_inv, F, y, x, v_lin, v_ang):
+               row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, y, x, v_lin, v_ang):
     """One exact solve of the tree's equality rows at the current velocities: the forward and back
     substitution of the module docstring with b = [0; zeta - J v - Gamma lambda], then v += dv and
     lambda += dlambda (the rows' accumulated impulses; equality rows are unbounded). ``y``, ``x``
@@ -330,14 +337,21 @@ def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_r
             for a in range(T.JOINT_BASE_ROWS[joint_type[node_ref[k]]]):
                 r = r0 + a
                 y[k, a] = row_bias[r] - row_velocity(r, row_body, row_J, v_lin, v_ang) - row_cfm[r] * row_lambda[r]
-    # forward, leaves first: w_k = D_k^-1 y_k (y_k complete: its children come later in the list),
-    # then y_parent -= F_k^T y_k
+    # forward, leaves first: w_k = D_k^-1 y_k by the factor's substitutions (y_k complete: its
+    # children come later in the list), then y_parent -= F_k^T y_k
     for k in range(node_count - 1, -1, -1):
         n = node_size(k, node_kind, node_ref, joint_type)
         for a in range(n):
-            s = 0.0
-            for q in range(n):
-                s += D_inv[k, a, q] * y[k, q]
+            s = y[k, a]
+            for q in range(a):
+                s -= D_fac[k, a, q] * x[k, q]
+            x[k, a] = s
+        for a in range(n):
+            x[k, a] *= D_fac[k, a, a]
+        for a in range(n - 1, -1, -1):
+            s = x[k, a]
+            for q in range(a + 1, n):
+                s -= D_fac[k, q, a] * x[k, q]
             x[k, a] = s
         p = node_parent[k]
         if p < 0:
@@ -412,7 +426,7 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     row_cfm = np.zeros(rows)
     row_group = np.empty(rows, dtype=np.int64)
     D = np.empty((max(node_count, 1), 6, 6))
-    D_inv = np.empty((max(node_count, 1), 6, 6))
+    D_fac = np.empty((max(node_count, 1), 6, 6))
     F = np.empty((max(node_count, 1), 6, 6))
     y = np.empty((max(node_count, 1), 6))
     x = np.empty((max(node_count, 1), 6))
@@ -473,9 +487,9 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                 for c in range(4):
                     save_q[k, c] = body_orientation[i, c]
         factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, 0, row_J,
-                    row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_inv, F)
+                    row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_fac, F)
         tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, 0, row_body, row_J,
-                   row_bias, row_cfm, row_inv_diag, row_lambda, D_inv, F, y, x, disp_lin, disp_ang)
+                   row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, y, x, disp_lin, disp_ang)
         for k in range(node_count):
             if node_kind[k] == NODE_BODY:
                 i = node_ref[k]
@@ -499,11 +513,11 @@ class JointTree:
         self.parent = np.empty(n, dtype=np.int64)
         self.side = np.empty(n, dtype=np.int64)
         self.in_tree = np.zeros(js.count, dtype=np.bool_)
-        self.count = int(build_joint_tree(js.count, js.joint_active, js.joint_body, b.body_fixed, b.count,
-                                          self.in_tree, self.kind, self.ref, self.parent, self.side))
+        self.count = int(build_joint_tree(js.count, js.joint_active, js.joint_body, b.body_fixed, b.body_mass,
+                                          b.count, self.in_tree, self.kind, self.ref, self.parent, self.side))
         m = max(self.count, 1)
         self.D = np.empty((m, 6, 6))
-        self.D_inv = np.empty((m, 6, 6))
+        self.D_fac = np.empty((m, 6, 6))
         self.F = np.empty((m, 6, 6))
         self.y = np.empty((m, 6))
         self.x = np.empty((m, 6))
@@ -513,4 +527,4 @@ class JointTree:
         js, r, b = core.joint_store, core.rows, core.bodies
         mark_tree_rows(self.count, self.kind, self.ref, js.joint_type, js.joint_row_start, offset, r.row_group)
         factor_tree(self.count, self.kind, self.ref, self.parent, self.side, js.joint_type, js.joint_row_start, offset,
-                    r.row_J, r.row_cfm, b.body_mass, b.body_inv_inertia_world, 0.0, self.D, self.D_inv, self.F)
+                    r.row_J, r.row_cfm, b.body_mass, b.body_inv_inertia_world, 0.0, self.D, self.D_fac, self.F)
