@@ -47,6 +47,15 @@ from tumble._core.rows import row_velocity
 #: node kinds in the tree's node list
 NODE_BODY = 0
 NODE_JOINT = 1
+#: the pivot spread (largest max |d| / min |d| of a pivot's factor, ``factor_tree``) above which every
+#: ``tree_sweep`` of pgs refines its solution (module docstring, "Numerics"), and the steps it takes.
+#: Measured (the spreads): the library's jointed scenes REFINE_MEASURED_SCENES; a 1e-5 kg box between
+#: the world and a 2.8e4 kg box (1:1e9) 1e13 (pending)
+REFINE_SPREAD = 1e8
+REFINE_STEPS = 2
+#: a body pivot's |d| at most this fraction of its block's scale is rounding noise (a few eps) and dropped
+#: (``factor_tree``)
+PIVOT_ROUNDING = 1e-15
 
 
 @kernel(inline="always")
@@ -194,17 +203,18 @@ def mark_tree_rows(node_count, node_kind, node_ref, joint_type, joint_row_start,
 
 
 @kernel(inline="always")
-def _ldl_factor(D, k, n, out, d):
+def _ldl_factor(D, k, n, out, d, rel_tiny):
     """out[k] = the factor L diag(d) L^T of the definite block D[k, :n, :n] (its lower triangle):
     L's strictly lower part in out's lower triangle, 1 / d_a on out's diagonal (``d`` (>= 6) work
     space). No pivoting: a body pivot is positive definite and a joint pivot negative definite (the
     quasi-definite H of the module docstring), for which the factor is backward stable as it is
-    (Cholesky's). A pivot |d_a| below 1e-12 of the block's scale (a redundant row) is dropped: 1 / d_a
-    = 0 and its column of L zero, so that unknown of a solve is 0 (its row's multiplier stays zero)."""
+    (Cholesky's). A pivot |d_a| at most ``rel_tiny`` times the block's scale (a redundant row) is
+    dropped: 1 / d_a = 0 and its column of L zero, so that unknown of a solve is 0 (its row's multiplier
+    stays zero)."""
     scale = 0.0
     for a in range(n):
         scale = max(scale, abs(D[k, a, a]))
-    tiny = 1e-12 * scale
+    tiny = rel_tiny * scale
     for c in range(n):
         s = D[k, c, c]
         for q in range(c):
@@ -226,14 +236,17 @@ def _ldl_factor(D, k, n, out, d):
 
 @kernel
 def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, row_offset,
-                row_J, row_cfm, body_mass, body_inv_inertia_world, soft_compliance, D, D_fac, F):
+                row_J, row_cfm, body_mass, body_inv_inertia_world, soft_compliance, D, D_fac, F, H_diag):
     """Block LDL^T of H over the tree (module docstring): D_fac[k] = the factor L diag(d) L^T of the
-    pivot D_k (n_k x n_k, ``_ldl_factor``) and F[k] = D_k^-1 E_k (n_k x n_parent, solved with it).
-    ``D`` (>= node_count, 6, 6) is work space. A row with
-    constraint force mixing gamma > 0 (a soft row) gets -gamma on its diagonal, or
-    -``soft_compliance`` when that is > 0 (the projection: a spring is no position constraint, so an
-    enormous compliance keeps its multiplier at zero)."""
+    pivot D_k (n_k x n_k, ``_ldl_factor``) and F[k] = D_k^-1 E_k (n_k x n_parent, solved with it);
+    H_diag[k] = H_kk (the body's M, the joint's -Gamma) for the refinement of ``tree_sweep``. ``D``
+    (>= node_count, 6, 6) is work space. A row with constraint force mixing gamma > 0 (a soft row)
+    gets -gamma on its diagonal, or -``soft_compliance`` when that is > 0 (the projection: a spring is
+    no position constraint, so an enormous compliance keeps its multiplier at zero). Returns the
+    largest spread max |d| / min |d| of a pivot's factor (module docstring, "Numerics": how
+    ill-conditioned the worst pivot is)."""
     d = np.empty(6)
+    spread = 1.0
     E = np.empty((6, 6))
     size = np.empty(max(node_count, 1), dtype=np.int64)
     for k in range(node_count):
@@ -276,9 +289,25 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
                 if g > 0.0 and soft_compliance > 0.0:
                     g = soft_compliance
                 D[k, a, a] = -g
+        for a in range(6):
+            for c in range(6):
+                H_diag[k, a, c] = D[k, a, c]
     for k in range(node_count - 1, -1, -1):
         n = size[k]
-        _ldl_factor(D, k, n, D_fac, d)
+        # a joint's rows may be redundant (-Gamma - J D_c^-1 J^T only semidefinite): 1e-12 of the scale;
+        # a body's pivot M + sum J^T (-D_j)^-1 J is positive definite however small M is against what
+        # its children add, so only rounding (PIVOT_ROUNDING) is dropped there. Measured: at 1e-12 a
+        # 1e-5 kg box (smallest moment 1.9e-9 kg m^2) between the world and a 2.8e4 kg box had its
+        # turning pivots dropped (scale 5e4) and the world tore the pair apart (1e162 J in 20 steps)
+        _ldl_factor(D, k, n, D_fac, d, PIVOT_ROUNDING if node_kind[k] == NODE_BODY else 1e-12)
+        lo = math.inf
+        hi = 0.0
+        for a in range(n):
+            if d[a] != 0.0:
+                lo = min(lo, abs(d[a]))
+                hi = max(hi, abs(d[a]))
+        if hi > 0.0:
+            spread = max(spread, hi / lo)
         p = node_parent[k]
         if p < 0:
             continue
@@ -319,24 +348,13 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
                 D[p, a, c] -= s
                 if c != a:
                     D[p, c, a] -= s
+    return spread
 
 
 @kernel
-def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body,
-               row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, y, x, v_lin, v_ang):
-    """One exact solve of the tree's equality rows at the current velocities: the forward and back
-    substitution of the module docstring with b = [0; zeta - J v - Gamma lambda], then v += dv and
-    lambda += dlambda (the rows' accumulated impulses; equality rows are unbounded). ``y``, ``x``
-    (>= node_count, 6): work space. Returns the largest velocity change along a row,
-    |dlambda| (J B)_ii [m/s], as ``rows.sweep_rows`` does."""
-    for k in range(node_count):
-        for a in range(6):
-            y[k, a] = 0.0
-        if node_kind[k] == NODE_JOINT:
-            r0 = row_offset + joint_row_start[node_ref[k]]
-            for a in range(T.JOINT_BASE_ROWS[joint_type[node_ref[k]]]):
-                r = r0 + a
-                y[k, a] = row_bias[r] - row_velocity(r, row_body, row_J, v_lin, v_ang) - row_cfm[r] * row_lambda[r]
+def _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac, F, y, x):
+    """x = H^-1 y by the factor (``factor_tree``): the forward and back substitution of the module
+    docstring. ``y`` (>= node_count, 6) is overwritten."""
     # forward, leaves first: w_k = D_k^-1 y_k by the factor's substitutions (y_k complete: its
     # children come later in the list), then y_parent -= F_k^T y_k
     for k in range(node_count - 1, -1, -1):
@@ -363,17 +381,78 @@ def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_r
                 s += F[k, a, c] * y[k, a]
             y[p, c] -= s
     # back, root first: x_k = w_k - F_k x_parent
+    for k in range(node_count):
+        p = node_parent[k]
+        if p < 0:
+            continue
+        n = node_size(k, node_kind, node_ref, joint_type)
+        m = node_size(p, node_kind, node_ref, joint_type)
+        for a in range(n):
+            s = 0.0
+            for c in range(m):
+                s += F[k, a, c] * x[p, c]
+            x[k, a] -= s
+
+
+@kernel(inline="always")
+def _tree_rhs(node_count, node_kind, node_ref, joint_type, joint_row_start, row_offset, row_body, row_J, row_bias,
+              row_cfm, row_lambda, v_lin, v_ang, y):
+    """y = b = [0; zeta - J v - Gamma lambda] (module docstring) at the current velocities."""
+    for k in range(node_count):
+        for a in range(6):
+            y[k, a] = 0.0
+        if node_kind[k] == NODE_JOINT:
+            r0 = row_offset + joint_row_start[node_ref[k]]
+            for a in range(T.JOINT_BASE_ROWS[joint_type[node_ref[k]]]):
+                r = r0 + a
+                y[k, a] = row_bias[r] - row_velocity(r, row_body, row_J, v_lin, v_ang) - row_cfm[r] * row_lambda[r]
+
+
+@kernel
+def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body,
+               row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, H_diag, refine, y, x, z, v_lin, v_ang):
+    """One exact solve of the tree's equality rows at the current velocities: H x = b with
+    b = [0; zeta - J v - Gamma lambda] (``_tree_solve``), then ``refine`` steps of iterative
+    refinement (module docstring, "Numerics": x += H^-1 (b - H x), the residual from ``H_diag`` and
+    the rows' J), then v += dv and lambda += dlambda (the rows' accumulated impulses; equality rows
+    are unbounded). ``y``, ``x``, ``z`` (>= node_count, 6): work space. Returns the largest velocity
+    change along a row, |dlambda| (J B)_ii [m/s], as ``rows.sweep_rows`` does."""
+    _tree_rhs(node_count, node_kind, node_ref, joint_type, joint_row_start, row_offset, row_body, row_J, row_bias,
+              row_cfm, row_lambda, v_lin, v_ang, y)
+    _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac, F, y, x)
+    for _ in range(refine):
+        # the residual y = b - H x: the diagonal blocks, then each edge k - parent p, H[k, p] = E_k
+        # (a body under a joint: that joint's J block of the body, transposed; a joint under a body:
+        # its J block of that body)
+        _tree_rhs(node_count, node_kind, node_ref, joint_type, joint_row_start, row_offset, row_body, row_J,
+                  row_bias, row_cfm, row_lambda, v_lin, v_ang, y)
+        for k in range(node_count):
+            n = node_size(k, node_kind, node_ref, joint_type)
+            for a in range(n):
+                s = 0.0
+                for c in range(n):
+                    s += H_diag[k, a, c] * x[k, c]
+                y[k, a] -= s
+            p = node_parent[k]
+            if p < 0:
+                continue
+            bn = k if node_kind[k] == NODE_BODY else p
+            jn = p if node_kind[k] == NODE_BODY else k
+            g = T.JOINT_BASE_ROWS[joint_type[node_ref[jn]]]
+            r0 = row_offset + joint_row_start[node_ref[jn]]
+            sd = 0 if row_body[r0, 0] == node_ref[bn] else 1
+            for a in range(g):          # joint row a, body coordinate c
+                for c in range(6):
+                    e = row_J[r0 + a, sd, c]
+                    y[jn, a] -= e * x[bn, c]
+                    y[bn, c] -= e * x[jn, a]
+        _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac, F, y, z)
+        for k in range(node_count):
+            for a in range(6):
+                x[k, a] += z[k, a]
     max_dv = 0.0
     for k in range(node_count):
         n = node_size(k, node_kind, node_ref, joint_type)
-        p = node_parent[k]
-        if p >= 0:
-            m = node_size(p, node_kind, node_ref, joint_type)
-            for a in range(n):
-                s = 0.0
-                for c in range(m):
-                    s += F[k, a, c] * x[p, c]
-                x[k, a] -= s
         if node_kind[k] == NODE_BODY:
             i = node_ref[k]
             for a in range(3):
@@ -428,6 +507,7 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     D = np.empty((max(node_count, 1), 6, 6))
     D_fac = np.empty((max(node_count, 1), 6, 6))
     F = np.empty((max(node_count, 1), 6, 6))
+    H_diag = np.empty((max(node_count, 1), 6, 6))
     y = np.empty((max(node_count, 1), 6))
     x = np.empty((max(node_count, 1), 6))
     n = body_position.shape[0]
@@ -487,9 +567,9 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                 for c in range(4):
                     save_q[k, c] = body_orientation[i, c]
         factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, 0, row_J,
-                    row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_fac, F)
+                    row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_fac, F, H_diag)
         tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, 0, row_body, row_J,
-                   row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, y, x, disp_lin, disp_ang)
+                   row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, H_diag, 0, y, x, x, disp_lin, disp_ang)
         for k in range(node_count):
             if node_kind[k] == NODE_BODY:
                 i = node_ref[k]
@@ -519,12 +599,19 @@ class JointTree:
         self.D = np.empty((m, 6, 6))
         self.D_fac = np.empty((m, 6, 6))
         self.F = np.empty((m, 6, 6))
+        self.H_diag = np.empty((m, 6, 6))
         self.y = np.empty((m, 6))
         self.x = np.empty((m, 6))
+        self.z = np.empty((m, 6))
+        #: refinement steps of each ``tree_sweep`` on the current factor (``factor``)
+        self.refine = 0
 
     def factor(self, core, offset: int) -> None:
-        """Mark the tree's rows (from row ``offset`` on) for the sweeps to skip and factor H at them."""
+        """Mark the tree's rows (from row ``offset`` on) for the sweeps to skip and factor H at them;
+        ``refine`` = REFINE_STEPS when a pivot's spread passes REFINE_SPREAD, else 0."""
         js, r, b = core.joint_store, core.rows, core.bodies
         mark_tree_rows(self.count, self.kind, self.ref, js.joint_type, js.joint_row_start, offset, r.row_group)
-        factor_tree(self.count, self.kind, self.ref, self.parent, self.side, js.joint_type, js.joint_row_start, offset,
-                    r.row_J, r.row_cfm, b.body_mass, b.body_inv_inertia_world, 0.0, self.D, self.D_fac, self.F)
+        spread = factor_tree(self.count, self.kind, self.ref, self.parent, self.side, js.joint_type,
+                             js.joint_row_start, offset, r.row_J, r.row_cfm, b.body_mass, b.body_inv_inertia_world,
+                             0.0, self.D, self.D_fac, self.F, self.H_diag)
+        self.refine = REFINE_STEPS if spread > REFINE_SPREAD else 0
