@@ -27,9 +27,35 @@ A joint's pivot D_j = -Gamma - J D_c^-1 J^T needs a child body; a joint with onl
 this reason: a joint that closes a loop -- between two bodies already connected, or a second joint
 from one connected group to the world -- is left out of the tree and stays with the Gauss-Seidel
 sweeps (``rows.sweep_rows``), as do limit and motor rows (inequalities). ``build_joint_tree`` picks the
-tree (union-find in joint order), roots every group at its world joint (or at its first body when it
+tree (union-find in joint order), roots every group at its world joint (or at its heaviest body when it
 has none) and lists the nodes in breadth-first order; factor and solves walk that list backwards and
 forwards.
+
+Numerics (issue 17). Eliminating a heavy body into a light one makes the light body's pivot its own M
+plus the heavy one's effective mass, J^T (J M_h^-1 J^T)^-1 J: for a 2.8e-5 kg box jointed to a 3 t plate
+its eigenvalues spread 9.8e-9 .. 4.2e3 (4e11). The joint impulse is then the heavy side's effective mass
+times the light body's anchor velocity (x_j = D_j^-1 y_j - F_j x_light), so an error of 1e-8 m/s there
+is an error of 3e-5 N s in an impulse of 1e-7 N s: the impulse no longer moves the bodies as the solve
+did (M dv != J^T dlambda). Velocities are still right within the solve, but the next substep warm-starts
+the impulses, which spun the box at 14000 rad/s, and the errors grew with the velocities to 1e112 J
+(tests/physics/test_fuzz.py, JOINT_TREE_CASE). Three measures, each measured on that class (chains of
+2-5 bodies, one 1e6-1e9 times heavier than the others, resting in or up to 3 m into the ground,
+free or hung from the world):
+
+- no explicit inverse: each pivot is factored as L diag(d) L^T (``_ldl_factor``; a body pivot is
+  positive definite, a joint pivot negative definite, so no pivoting is needed and the factor is
+  backward stable) and every D_k^-1 v is two substitutions. The explicit inverse of the box's pivot was
+  wrong by 78 in entries of 7e7 and the impulse came out 500 times too large; the substitutions give
+  it to 1e-8 (a NumPy twin of the pair: relative error 106 with the inverse, 8.6e-9 with the factor);
+- a group without a world joint is rooted at its heaviest body, so every other body is eliminated
+  into a heavier side and each joint's impulse is computed from its light side (the same twin: 2e-14).
+  Before, 60 of 96 such chains under pgs broke the energy bound (every one whose heavy body was not the
+  root); after these two, the 15 whose heavy body sits between a light one and the world (the world
+  joint has to be the root: a joint pivot needs a child body);
+- those last are held by iterative refinement (x += H^-1 (b - H x) with the same factor,
+  ``tree_sweep``'s ``refine`` steps) whenever some pivot's spread max |d| / min |d| passes
+  ``REFINE_SPREAD``; each step shrinks the error by about eps times the spread. A body pivot drops only
+  a rounding-level d (``PIVOT_ROUNDING``): it is positive definite however small the body's own M is.
 """
 
 from __future__ import annotations
@@ -49,9 +75,16 @@ NODE_BODY = 0
 NODE_JOINT = 1
 #: the pivot spread (largest max |d| / min |d| of a pivot's factor, ``factor_tree``) above which every
 #: ``tree_sweep`` of pgs refines its solution (module docstring, "Numerics"), and the steps it takes.
-#: Measured (the spreads): the library's jointed scenes REFINE_MEASURED_SCENES; a 1e-5 kg box between
-#: the world and a 2.8e4 kg box (1:1e9) 1e13 (pending)
-REFINE_SPREAD = 1e8
+#: Measured (largest spread over the first 120 steps at the pgs defaults): chain50 2.7e5, ragdolls 1.3e3,
+#: bridge 4.7e3, so the library's scenes never refine (no cost); JOINT_TREE_CASE (rooted at the plate)
+#: 1.5e4; a 2.8e-5 kg box between the world and a 2.8e4 kg box (1:1e9, JOINT_TREE_WORLD_CASE) 1.0e12,
+#: which breaks the energy bound without the refinement (1e142 J in 20 steps) and holds with it. The light
+#: body's momentum balance |M dv - J^T dlambda| / |M dv| after one unrefined solve of that chain grows
+#: about as the spread squared (tests/unit/test_joint_tree_mass_ratio.py's chains, 1:1e4 .. 1:1e9):
+#: spread 9.2e5 2.3e-8, 9.2e6 4.4e-7, 9.2e7 9.5e-5, 9.2e8 0.016, 9.2e10 91; one refinement step
+#: 5e-14 .. 0.017, two 2e-12 .. 9e-9 (REFINE_STEPS). So 1e6, below which an unrefined solve keeps the
+#: balance to ~3e-8
+REFINE_SPREAD = 1e6
 REFINE_STEPS = 2
 #: a body pivot's |d| at most this fraction of its block's scale is rounding noise (a few eps) and dropped
 #: (``factor_tree``)
