@@ -46,9 +46,9 @@ free or hung from the world):
   positive definite, a joint pivot negative definite, so no pivoting is needed and the factor is
   backward stable) and every D_k^-1 v is two substitutions. The explicit inverse of the box's pivot was
   wrong by 78 in entries of 7e7 and the impulse came out 500 times too large; the substitutions give
-  it to 1e-8 (a NumPy twin of the pair: relative error 106 with the inverse, 8.6e-9 with the factor);
+  it to 1e-8 (a NumPy twin of the pair: relative error 106 with the inverse, 1.2e-8 with the factor);
 - a group without a world joint is rooted at its heaviest body, so every other body is eliminated
-  into a heavier side and each joint's impulse is computed from its light side (the same twin: 2e-14).
+  into a heavier side and each joint's impulse is computed from its light side (the same twin: 1.3e-14).
   Before, 60 of 96 such chains under pgs broke the energy bound (every one whose heavy body was not the
   root); after these two, the 15 whose heavy body sits between a light one and the world (the world
   joint has to be the root: a joint pivot needs a child body);
