@@ -473,9 +473,21 @@ JOINT_TREE_SHOCK_JAM_CASE = ("shock", 1 / 60,
                               ("box", 2.0, 2.0, 2.0, 0.4375, (1.0, 0.0, 2.0), (0.0, 0.0, 0.0), False)], [0, 1])
 
 
-@pytest.mark.xfail(strict=True, reason="open: shock's projection holds a heavy body jointed to the world on the ground")
-def test_shock_heavy_body_jointed_to_the_world_on_the_ground_keeps_the_bound():
-    _, _, excess = _run(JOINT_TREE_SHOCK_JAM_CASE, steps=20)
+#: found by test_random_worlds_step_without_crashing while testing the tree's fix (not shrunk further): a unit
+#: sphere half in the ground with a 0.5 m one inside it and a 2 m one above, spinning, ball-jointed in a row;
+#: shock 1.78 J beyond the bound within 40 steps, before the tree's fix too (1.78 J), joints closed to 2e-11 m;
+#: with joint_tree_projection False 18.2 J beyond, a joint 7 mm open. Open (issue 17)
+SHOCK_JOINED_SPHERES_CASE = ("shock", 1 / 240,
+                             [("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                              ("sphere", 0.5, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                              ("sphere", 2.0, 1.0, 1.0, 1.0, (0.0, 0.0, 4.0), (0.0, 1.0, 0.0), False)], [0, 1])
+
+
+@pytest.mark.xfail(strict=True, reason="open: shock's projection holds jointed bodies jammed in the ground")
+@pytest.mark.parametrize("name", ["world_link", "joined_spheres"])
+def test_shock_jointed_bodies_jammed_in_the_ground_keep_the_bound(name):
+    case, steps = (JOINT_TREE_SHOCK_JAM_CASE, 20) if name == "world_link" else (SHOCK_JOINED_SPHERES_CASE, 40)
+    _, _, excess = _run(case, steps=steps)
     assert excess <= 0.0
 
 
