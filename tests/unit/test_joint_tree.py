@@ -68,7 +68,9 @@ def test_tree_holds_every_joint_of_a_tree_and_leaves_loops_out(loop):
     assert (par < 0).sum() == 1                      # one root: the world joint
 
 
-def test_tree_sweep_is_the_dense_solve_of_the_tree_rows():
+@pytest.mark.parametrize("refine", [0, 2])
+def test_tree_sweep_is_the_dense_solve_of_the_tree_rows(refine):
+    """With and without iterative refinement (``tree.REFINE_STEPS``)."""
     w = _tree_world(loop=True)
     core, offset = _rows(w)
     b, r, js = core.bodies, core.rows, core.joint_store
@@ -91,7 +93,8 @@ def test_tree_sweep_is_the_dense_solve_of_the_tree_rows():
                                             Minv, v6)
     lam = r.row_lambda.copy()
     tree_sweep(tree.count, tree.kind, tree.ref, tree.parent, js.joint_type, js.joint_row_start, offset, r.row_body,
-               r.row_J, r.row_bias, r.row_cfm, r.row_inv_diag, lam, tree.D_inv, tree.F, tree.y, tree.x, v_lin, v_ang)
+               r.row_J, r.row_bias, r.row_cfm, r.row_inv_diag, lam, tree.D_fac, tree.F, tree.H_diag, refine, tree.y,
+               tree.x, tree.z, v_lin, v_ang)
     got = np.concatenate([v_lin, v_ang], axis=1).reshape(-1)
     np.testing.assert_allclose(got, want_v, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(lam[: r.count], want_lam, rtol=1e-9, atol=1e-9)

@@ -27,9 +27,35 @@ A joint's pivot D_j = -Gamma - J D_c^-1 J^T needs a child body; a joint with onl
 this reason: a joint that closes a loop -- between two bodies already connected, or a second joint
 from one connected group to the world -- is left out of the tree and stays with the Gauss-Seidel
 sweeps (``rows.sweep_rows``), as do limit and motor rows (inequalities). ``build_joint_tree`` picks the
-tree (union-find in joint order), roots every group at its world joint (or at its first body when it
+tree (union-find in joint order), roots every group at its world joint (or at its heaviest body when it
 has none) and lists the nodes in breadth-first order; factor and solves walk that list backwards and
 forwards.
+
+Numerics (issue 17). Eliminating a heavy body into a light one makes the light body's pivot its own M
+plus the heavy one's effective mass, J^T (J M_h^-1 J^T)^-1 J: for a 2.8e-5 kg box jointed to a 3 t plate
+its eigenvalues spread 9.8e-9 .. 4.2e3 (4e11). The joint impulse is then the heavy side's effective mass
+times the light body's anchor velocity (x_j = D_j^-1 y_j - F_j x_light), so an error of 1e-8 m/s there
+is an error of 3e-5 N s in an impulse of 1e-7 N s: the impulse no longer moves the bodies as the solve
+did (M dv != J^T dlambda). Velocities are still right within the solve, but the next substep warm-starts
+the impulses, which spun the box at 14000 rad/s, and the errors grew with the velocities to 1e112 J
+(tests/physics/test_fuzz.py, JOINT_TREE_CASE). Three measures, each measured on that class (chains of
+2-5 bodies, one 1e6-1e9 times heavier than the others, resting in or up to 3 m into the ground,
+free or hung from the world):
+
+- no explicit inverse: each pivot is factored as L diag(d) L^T (``_ldl_factor``; a body pivot is
+  positive definite, a joint pivot negative definite, so no pivoting is needed and the factor is
+  backward stable) and every D_k^-1 v is two substitutions. The explicit inverse of the box's pivot was
+  wrong by 78 in entries of 7e7 and the impulse came out 500 times too large; the substitutions give
+  it to 1e-8 (a NumPy twin of the pair: relative error 106 with the inverse, 1.2e-8 with the factor);
+- a group without a world joint is rooted at its heaviest body, so every other body is eliminated
+  into a heavier side and each joint's impulse is computed from its light side (the same twin: 1.3e-14).
+  Before, 60 of 96 such chains under pgs broke the energy bound (every one whose heavy body was not the
+  root); after these two, the 15 whose heavy body sits between a light one and the world (the world
+  joint has to be the root: a joint pivot needs a child body);
+- those last are held by iterative refinement (x += H^-1 (b - H x) with the same factor,
+  ``tree_sweep``'s ``refine`` steps) whenever some pivot's spread max |d| / min |d| passes
+  ``REFINE_SPREAD``; each step shrinks the error by about eps times the spread. A body pivot drops only
+  a rounding-level d (``PIVOT_ROUNDING``): it is positive definite however small the body's own M is.
 """
 
 from __future__ import annotations
@@ -47,6 +73,22 @@ from tumble._core.rows import row_velocity
 #: node kinds in the tree's node list
 NODE_BODY = 0
 NODE_JOINT = 1
+#: the pivot spread (largest max |d| / min |d| of a pivot's factor, ``factor_tree``) above which every
+#: ``tree_sweep`` of pgs refines its solution (module docstring, "Numerics"), and the steps it takes.
+#: Measured (largest spread over the first 120 steps at the pgs defaults): chain50 2.7e5, ragdolls 1.3e3,
+#: bridge 4.7e3, so the library's scenes never refine (no cost); JOINT_TREE_CASE (rooted at the plate)
+#: 1.5e4; a 2.8e-5 kg box between the world and a 2.8e4 kg box (1:1e9, JOINT_TREE_WORLD_CASE) 1.0e12,
+#: which breaks the energy bound without the refinement (1e142 J in 20 steps) and holds with it. The light
+#: body's momentum balance |M dv - J^T dlambda| / |M dv| after one unrefined solve of that chain grows
+#: about as the spread squared (tests/unit/test_joint_tree_mass_ratio.py's chains, 1:1e4 .. 1:1e9):
+#: spread 9.2e5 2.3e-8, 9.2e6 4.4e-7, 9.2e7 9.5e-5, 9.2e8 0.016, 9.2e10 91; one refinement step
+#: 5e-14 .. 0.017, two 2e-12 .. 9e-9 (REFINE_STEPS). So 1e6, below which an unrefined solve keeps the
+#: balance to ~3e-8
+REFINE_SPREAD = 1e6
+REFINE_STEPS = 2
+#: a body pivot's |d| at most this fraction of its block's scale is rounding noise (a few eps) and dropped
+#: (``factor_tree``)
+PIVOT_ROUNDING = 1e-15
 
 
 @kernel(inline="always")
@@ -67,8 +109,8 @@ def _find(uf, a):
 
 
 @kernel
-def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_count, joint_in_tree, node_kind,
-                     node_ref, node_parent, node_side):
+def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_mass, body_count, joint_in_tree,
+                     node_kind, node_ref, node_parent, node_side):
     """The spanning forest of the active joints and its node list (module docstring).
 
     Writes ``joint_in_tree`` (joint_count,) and, for nodes k = 0..count-1 in breadth-first order from
@@ -109,6 +151,13 @@ def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_cou
             v = _vertex(j, side, joint_body, body_fixed, world)
             adj[degree[v] + fill[v]] = j
             fill[v] += 1
+    # the heaviest body of each group (at its union-find root; the first of equal masses)
+    heaviest = np.full(body_count + 1, -1, dtype=np.int64)
+    for i in range(body_count):
+        if degree[i + 1] > degree[i]:
+            g = _find(uf, i)
+            if heaviest[g] < 0 or body_mass[i] > body_mass[heaviest[g]]:
+                heaviest[g] = i
     seen_body = np.zeros(body_count + 1, dtype=np.bool_)
     seen_joint = np.zeros(joint_count, dtype=np.bool_)
     count = 0
@@ -150,14 +199,16 @@ def build_joint_tree(joint_count, joint_active, joint_body, body_fixed, body_cou
                     node_parent[count] = k
                     node_side[count] = 0 if _vertex(j, 0, joint_body, body_fixed, world) == v else 1
                     count += 1
-        # the next group without a world joint, rooted at its first body
+        # the next group without a world joint, rooted at its heaviest body (the first of equal ones;
+        # module docstring, "Numerics")
         while seed < body_count and (seen_body[seed] or degree[seed + 1] == degree[seed]):
             seed += 1
         if seed >= body_count:
             break
-        seen_body[seed] = True
+        root = heaviest[_find(uf, seed)]
+        seen_body[root] = True
         node_kind[count] = NODE_BODY
-        node_ref[count] = seed
+        node_ref[count] = root
         node_parent[count] = -1
         node_side[count] = -1
         count += 1
@@ -185,56 +236,50 @@ def mark_tree_rows(node_count, node_kind, node_ref, joint_type, joint_row_start,
 
 
 @kernel(inline="always")
-def _invert(D, k, n, out, work):
-    """out[k, :n, :n] = D[k, :n, :n]^-1 by Gauss-Jordan elimination with partial pivoting (the joint
-    pivots are negative definite, the body pivots positive definite). A pivot below 1e-12 of the
-    block's scale (a redundant row) leaves that row's multiplier at zero."""
+def _ldl_factor(D, k, n, out, d, rel_tiny):
+    """out[k] = the factor L diag(d) L^T of the definite block D[k, :n, :n] (its lower triangle):
+    L's strictly lower part in out's lower triangle, 1 / d_a on out's diagonal (``d`` (>= 6) work
+    space). No pivoting: a body pivot is positive definite and a joint pivot negative definite (the
+    quasi-definite H of the module docstring), for which the factor is backward stable as it is
+    (Cholesky's). A pivot |d_a| at most ``rel_tiny`` times the block's scale (a redundant row) is
+    dropped: 1 / d_a = 0 and its column of L zero, so that unknown of a solve is 0 (its row's multiplier
+    stays zero)."""
     scale = 0.0
     for a in range(n):
         scale = max(scale, abs(D[k, a, a]))
-        for c in range(n):
-            work[a, c] = D[k, a, c]
-            work[a, n + c] = 1.0 if a == c else 0.0
-    tiny = 1e-12 * scale
-    for col in range(n):
-        piv = col
-        best = abs(work[col, col])
-        for a in range(col + 1, n):
-            if abs(work[a, col]) > best:
-                best = abs(work[a, col])
-                piv = a
-        if best <= tiny:
-            for c in range(2 * n):
-                work[col, c] = 0.0
+    tiny = rel_tiny * scale
+    for c in range(n):
+        s = D[k, c, c]
+        for q in range(c):
+            s -= out[k, c, q] * out[k, c, q] * d[q]
+        if abs(s) <= tiny:
+            d[c] = 0.0
+            out[k, c, c] = 0.0
+            for a in range(c + 1, n):
+                out[k, a, c] = 0.0
             continue
-        if piv != col:
-            for c in range(2 * n):
-                tmp = work[col, c]
-                work[col, c] = work[piv, c]
-                work[piv, c] = tmp
-        inv = 1.0 / work[col, col]
-        for c in range(2 * n):
-            work[col, c] *= inv
-        for a in range(n):
-            if a != col:
-                f = work[a, col]
-                if f != 0.0:
-                    for c in range(2 * n):
-                        work[a, c] -= f * work[col, c]
-    for a in range(n):
-        for c in range(n):
-            out[k, a, c] = work[a, n + c]
+        d[c] = s
+        out[k, c, c] = 1.0 / s
+        for a in range(c + 1, n):
+            t = D[k, a, c]
+            for q in range(c):
+                t -= out[k, a, q] * out[k, c, q] * d[q]
+            out[k, a, c] = t / s
 
 
 @kernel
 def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, row_offset,
-                row_J, row_cfm, body_mass, body_inv_inertia_world, soft_compliance, D, D_inv, F):
-    """Block LDL^T of H over the tree (module docstring): D_inv[k] = D_k^-1 (n_k x n_k) and
-    F[k] = D_k^-1 E_k (n_k x n_parent). ``D`` (>= node_count, 6, 6) is work space. A row with
-    constraint force mixing gamma > 0 (a soft row) gets -gamma on its diagonal, or
-    -``soft_compliance`` when that is > 0 (the projection: a spring is no position constraint, so an
-    enormous compliance keeps its multiplier at zero)."""
-    work = np.empty((6, 12))
+                row_J, row_cfm, body_mass, body_inv_inertia_world, soft_compliance, D, D_fac, F, H_diag):
+    """Block LDL^T of H over the tree (module docstring): D_fac[k] = the factor L diag(d) L^T of the
+    pivot D_k (n_k x n_k, ``_ldl_factor``) and F[k] = D_k^-1 E_k (n_k x n_parent, solved with it);
+    H_diag[k] = H_kk (the body's M, the joint's -Gamma) for the refinement of ``tree_sweep``. ``D``
+    (>= node_count, 6, 6) is work space. A row with constraint force mixing gamma > 0 (a soft row)
+    gets -gamma on its diagonal, or -``soft_compliance`` when that is > 0 (the projection: a spring is
+    no position constraint, so an enormous compliance keeps its multiplier at zero). Returns the
+    largest spread max |d| / min |d| of a pivot's factor (module docstring, "Numerics": how
+    ill-conditioned the worst pivot is)."""
+    d = np.empty(6)
+    spread = 1.0
     E = np.empty((6, 6))
     size = np.empty(max(node_count, 1), dtype=np.int64)
     for k in range(node_count):
@@ -277,9 +322,25 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
                 if g > 0.0 and soft_compliance > 0.0:
                     g = soft_compliance
                 D[k, a, a] = -g
+        for a in range(6):
+            for c in range(6):
+                H_diag[k, a, c] = D[k, a, c]
     for k in range(node_count - 1, -1, -1):
         n = size[k]
-        _invert(D, k, n, D_inv, work)
+        # a joint's rows may be redundant (-Gamma - J D_c^-1 J^T only semidefinite): 1e-12 of the scale;
+        # a body's pivot M + sum J^T (-D_j)^-1 J is positive definite however small M is against what
+        # its children add, so only rounding (PIVOT_ROUNDING) is dropped there. Measured: at 1e-12 a
+        # 1e-5 kg box (smallest moment 1.9e-9 kg m^2) between the world and a 2.8e4 kg box had its
+        # turning pivots dropped (scale 5e4) and the world tore the pair apart (1e162 J in 20 steps)
+        _ldl_factor(D, k, n, D_fac, d, PIVOT_ROUNDING if node_kind[k] == NODE_BODY else 1e-12)
+        lo = math.inf
+        hi = 0.0
+        for a in range(n):
+            if d[a] != 0.0:
+                lo = min(lo, abs(d[a]))
+                hi = max(hi, abs(d[a]))
+        if hi > 0.0:
+            spread = max(spread, hi / lo)
         p = node_parent[k]
         if p < 0:
             continue
@@ -297,13 +358,21 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
             for a in range(n):
                 for c in range(6):
                     E[a, c] = row_J[r0 + a, sd, c]
-        # F_k = D_k^-1 E_k, then D_p -= E_k^T F_k
-        for a in range(n):
-            for c in range(m):
-                s = 0.0
-                for q in range(n):
-                    s += D_inv[k, a, q] * E[q, c]
-                F[k, a, c] = s
+        # F_k = D_k^-1 E_k column by column: L z = e, z / d, L^T f = z (never D_k^-1 itself: module
+        # docstring, "Numerics"), then D_p -= E_k^T F_k
+        for c in range(m):
+            for a in range(n):
+                t = E[a, c]
+                for q in range(a):
+                    t -= D_fac[k, a, q] * F[k, q, c]
+                F[k, a, c] = t
+            for a in range(n):
+                F[k, a, c] *= D_fac[k, a, a]
+            for a in range(n - 1, -1, -1):
+                t = F[k, a, c]
+                for q in range(a + 1, n):
+                    t -= D_fac[k, q, a] * F[k, q, c]
+                F[k, a, c] = t
         for a in range(m):
             for c in range(a + 1):
                 s = 0.0
@@ -312,32 +381,28 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
                 D[p, a, c] -= s
                 if c != a:
                     D[p, c, a] -= s
+    return spread
 
 
 @kernel
-def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body,
-               row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_inv, F, y, x, v_lin, v_ang):
-    """One exact solve of the tree's equality rows at the current velocities: the forward and back
-    substitution of the module docstring with b = [0; zeta - J v - Gamma lambda], then v += dv and
-    lambda += dlambda (the rows' accumulated impulses; equality rows are unbounded). ``y``, ``x``
-    (>= node_count, 6): work space. Returns the largest velocity change along a row,
-    |dlambda| (J B)_ii [m/s], as ``rows.sweep_rows`` does."""
-    for k in range(node_count):
-        for a in range(6):
-            y[k, a] = 0.0
-        if node_kind[k] == NODE_JOINT:
-            r0 = row_offset + joint_row_start[node_ref[k]]
-            for a in range(T.JOINT_BASE_ROWS[joint_type[node_ref[k]]]):
-                r = r0 + a
-                y[k, a] = row_bias[r] - row_velocity(r, row_body, row_J, v_lin, v_ang) - row_cfm[r] * row_lambda[r]
-    # forward, leaves first: w_k = D_k^-1 y_k (y_k complete: its children come later in the list),
-    # then y_parent -= F_k^T y_k
+def _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac, F, y, x):
+    """x = H^-1 y by the factor (``factor_tree``): the forward and back substitution of the module
+    docstring. ``y`` (>= node_count, 6) is overwritten."""
+    # forward, leaves first: w_k = D_k^-1 y_k by the factor's substitutions (y_k complete: its
+    # children come later in the list), then y_parent -= F_k^T y_k
     for k in range(node_count - 1, -1, -1):
         n = node_size(k, node_kind, node_ref, joint_type)
         for a in range(n):
-            s = 0.0
-            for q in range(n):
-                s += D_inv[k, a, q] * y[k, q]
+            s = y[k, a]
+            for q in range(a):
+                s -= D_fac[k, a, q] * x[k, q]
+            x[k, a] = s
+        for a in range(n):
+            x[k, a] *= D_fac[k, a, a]
+        for a in range(n - 1, -1, -1):
+            s = x[k, a]
+            for q in range(a + 1, n):
+                s -= D_fac[k, q, a] * x[k, q]
             x[k, a] = s
         p = node_parent[k]
         if p < 0:
@@ -349,17 +414,78 @@ def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_r
                 s += F[k, a, c] * y[k, a]
             y[p, c] -= s
     # back, root first: x_k = w_k - F_k x_parent
+    for k in range(node_count):
+        p = node_parent[k]
+        if p < 0:
+            continue
+        n = node_size(k, node_kind, node_ref, joint_type)
+        m = node_size(p, node_kind, node_ref, joint_type)
+        for a in range(n):
+            s = 0.0
+            for c in range(m):
+                s += F[k, a, c] * x[p, c]
+            x[k, a] -= s
+
+
+@kernel(inline="always")
+def _tree_rhs(node_count, node_kind, node_ref, joint_type, joint_row_start, row_offset, row_body, row_J, row_bias,
+              row_cfm, row_lambda, v_lin, v_ang, y):
+    """y = b = [0; zeta - J v - Gamma lambda] (module docstring) at the current velocities."""
+    for k in range(node_count):
+        for a in range(6):
+            y[k, a] = 0.0
+        if node_kind[k] == NODE_JOINT:
+            r0 = row_offset + joint_row_start[node_ref[k]]
+            for a in range(T.JOINT_BASE_ROWS[joint_type[node_ref[k]]]):
+                r = r0 + a
+                y[k, a] = row_bias[r] - row_velocity(r, row_body, row_J, v_lin, v_ang) - row_cfm[r] * row_lambda[r]
+
+
+@kernel
+def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body,
+               row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, H_diag, refine, y, x, z, v_lin, v_ang):
+    """One exact solve of the tree's equality rows at the current velocities: H x = b with
+    b = [0; zeta - J v - Gamma lambda] (``_tree_solve``), then ``refine`` steps of iterative
+    refinement (module docstring, "Numerics": x += H^-1 (b - H x), the residual from ``H_diag`` and
+    the rows' J), then v += dv and lambda += dlambda (the rows' accumulated impulses; equality rows
+    are unbounded). ``y``, ``x``, ``z`` (>= node_count, 6): work space. Returns the largest velocity
+    change along a row, |dlambda| (J B)_ii [m/s], as ``rows.sweep_rows`` does."""
+    _tree_rhs(node_count, node_kind, node_ref, joint_type, joint_row_start, row_offset, row_body, row_J, row_bias,
+              row_cfm, row_lambda, v_lin, v_ang, y)
+    _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac, F, y, x)
+    for _ in range(refine):
+        # the residual y = b - H x: the diagonal blocks, then each edge k - parent p, H[k, p] = E_k
+        # (a body under a joint: that joint's J block of the body, transposed; a joint under a body:
+        # its J block of that body)
+        _tree_rhs(node_count, node_kind, node_ref, joint_type, joint_row_start, row_offset, row_body, row_J,
+                  row_bias, row_cfm, row_lambda, v_lin, v_ang, y)
+        for k in range(node_count):
+            n = node_size(k, node_kind, node_ref, joint_type)
+            for a in range(n):
+                s = 0.0
+                for c in range(n):
+                    s += H_diag[k, a, c] * x[k, c]
+                y[k, a] -= s
+            p = node_parent[k]
+            if p < 0:
+                continue
+            bn = k if node_kind[k] == NODE_BODY else p
+            jn = p if node_kind[k] == NODE_BODY else k
+            g = T.JOINT_BASE_ROWS[joint_type[node_ref[jn]]]
+            r0 = row_offset + joint_row_start[node_ref[jn]]
+            sd = 0 if row_body[r0, 0] == node_ref[bn] else 1
+            for a in range(g):          # joint row a, body coordinate c
+                for c in range(6):
+                    e = row_J[r0 + a, sd, c]
+                    y[jn, a] -= e * x[bn, c]
+                    y[bn, c] -= e * x[jn, a]
+        _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac, F, y, z)
+        for k in range(node_count):
+            for a in range(6):
+                x[k, a] += z[k, a]
     max_dv = 0.0
     for k in range(node_count):
         n = node_size(k, node_kind, node_ref, joint_type)
-        p = node_parent[k]
-        if p >= 0:
-            m = node_size(p, node_kind, node_ref, joint_type)
-            for a in range(n):
-                s = 0.0
-                for c in range(m):
-                    s += F[k, a, c] * x[p, c]
-                x[k, a] -= s
         if node_kind[k] == NODE_BODY:
             i = node_ref[k]
             for a in range(3):
@@ -412,8 +538,9 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     row_cfm = np.zeros(rows)
     row_group = np.empty(rows, dtype=np.int64)
     D = np.empty((max(node_count, 1), 6, 6))
-    D_inv = np.empty((max(node_count, 1), 6, 6))
+    D_fac = np.empty((max(node_count, 1), 6, 6))
     F = np.empty((max(node_count, 1), 6, 6))
+    H_diag = np.empty((max(node_count, 1), 6, 6))
     y = np.empty((max(node_count, 1), 6))
     x = np.empty((max(node_count, 1), 6))
     n = body_position.shape[0]
@@ -473,9 +600,9 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                 for c in range(4):
                     save_q[k, c] = body_orientation[i, c]
         factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, 0, row_J,
-                    row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_inv, F)
+                    row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_fac, F, H_diag)
         tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, 0, row_body, row_J,
-                   row_bias, row_cfm, row_inv_diag, row_lambda, D_inv, F, y, x, disp_lin, disp_ang)
+                   row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, H_diag, 0, y, x, x, disp_lin, disp_ang)
         for k in range(node_count):
             if node_kind[k] == NODE_BODY:
                 i = node_ref[k]
@@ -499,18 +626,25 @@ class JointTree:
         self.parent = np.empty(n, dtype=np.int64)
         self.side = np.empty(n, dtype=np.int64)
         self.in_tree = np.zeros(js.count, dtype=np.bool_)
-        self.count = int(build_joint_tree(js.count, js.joint_active, js.joint_body, b.body_fixed, b.count,
-                                          self.in_tree, self.kind, self.ref, self.parent, self.side))
+        self.count = int(build_joint_tree(js.count, js.joint_active, js.joint_body, b.body_fixed, b.body_mass,
+                                          b.count, self.in_tree, self.kind, self.ref, self.parent, self.side))
         m = max(self.count, 1)
         self.D = np.empty((m, 6, 6))
-        self.D_inv = np.empty((m, 6, 6))
+        self.D_fac = np.empty((m, 6, 6))
         self.F = np.empty((m, 6, 6))
+        self.H_diag = np.empty((m, 6, 6))
         self.y = np.empty((m, 6))
         self.x = np.empty((m, 6))
+        self.z = np.empty((m, 6))
+        #: refinement steps of each ``tree_sweep`` on the current factor (``factor``)
+        self.refine = 0
 
     def factor(self, core, offset: int) -> None:
-        """Mark the tree's rows (from row ``offset`` on) for the sweeps to skip and factor H at them."""
+        """Mark the tree's rows (from row ``offset`` on) for the sweeps to skip and factor H at them;
+        ``refine`` = REFINE_STEPS when a pivot's spread passes REFINE_SPREAD, else 0."""
         js, r, b = core.joint_store, core.rows, core.bodies
         mark_tree_rows(self.count, self.kind, self.ref, js.joint_type, js.joint_row_start, offset, r.row_group)
-        factor_tree(self.count, self.kind, self.ref, self.parent, self.side, js.joint_type, js.joint_row_start, offset,
-                    r.row_J, r.row_cfm, b.body_mass, b.body_inv_inertia_world, 0.0, self.D, self.D_inv, self.F)
+        spread = factor_tree(self.count, self.kind, self.ref, self.parent, self.side, js.joint_type,
+                             js.joint_row_start, offset, r.row_J, r.row_cfm, b.body_mass, b.body_inv_inertia_world,
+                             0.0, self.D, self.D_fac, self.F, self.H_diag)
+        self.refine = REFINE_STEPS if spread > REFINE_SPREAD else 0

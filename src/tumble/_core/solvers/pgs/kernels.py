@@ -400,7 +400,7 @@ def relax_pgs_blocks(manifold_start, manifold_count, row_count, row_body, row_J,
 def solve_with_tree(warm, blocks, merit, manifold_start, manifold_count, row_count, row_body, row_J, row_B,
                     row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin,
                     v_ang, iterations, tolerance, node_count, node_kind, node_ref, node_parent, joint_type,
-                    joint_row_start, row_offset, D_inv, F, y, x, active_set):
+                    joint_row_start, row_offset, D_fac, F, H_diag, refine, y, x, z, active_set):
     """``solve_pgs`` / ``solve_pgs_blocks`` (``blocks``) / the relax sweeps (``warm`` False) when the
     joints' equality rows are solved over the joint tree: each sweep is the Gauss-Seidel sweep over
     the other rows (contacts, limits, motors, loop-closing joints; the tree's rows carry group -1 and
@@ -418,8 +418,8 @@ def solve_with_tree(warm, blocks, merit, manifold_start, manifold_count, row_cou
             dv = pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
                            row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang)
         dv = max(dv, tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset,
-                                row_body, row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_inv, F, y, x, v_lin,
-                                v_ang))
+                                row_body, row_J, row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, H_diag,
+                                refine, y, x, z, v_lin, v_ang))
         done = it + 1
         if tolerance > 0.0 and dv < tolerance:
             break

@@ -203,7 +203,8 @@ class PGSSolver(Solver):
                                r.row_inv_diag, bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
                                r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, iterations, tolerance,
                                tree.count, tree.kind, tree.ref, tree.parent, js.joint_type, js.joint_row_start, offset,
-                               tree.D_inv, tree.F, tree.y, tree.x, core.settings.normal_block_active_set)
+                               tree.D_fac, tree.F, tree.H_diag, tree.refine, tree.y, tree.x, tree.z,
+                               core.settings.normal_block_active_set)
 
     def _substeps(self, core, dt, prof, t):
         """One step of ``substeps`` solves of h = dt / n each over one collision (Box2D v3's "soft
