@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: venv peers viewer system-deps demo test test-fast bench bench-stacking bench-joints bench-render bench-impulse \
+.PHONY: venv peers viewer system-deps demo test test-fast fuzz bench bench-stacking bench-joints bench-render bench-impulse \
 	bench-fixed-cost bench-speed bench-soak bench-fem bench-gauss bench-rotation bench-sweep bench-papers lint \
 	warm clean
 
@@ -61,6 +61,11 @@ demo: venv system-deps
 
 test: warm viewer system-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# fresh Hypothesis draws of the world fuzz (issue 17), a new seed each run (SEED=n to repeat one); `make test` replays fixed draws
+fuzz: warm
+	HYPOTHESIS_PROFILE=explore $(BIN)/python -m pytest -q -n 2 -p no:cacheprovider tests/physics/test_fuzz.py \
+		--hypothesis-seed=$${SEED:-$$RANDOM}
 
 test-fast: warm viewer system-deps
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow"
