@@ -32,7 +32,7 @@ The kernel rules learnt in this code base (docs/architecture.md, "Kernel rules")
        is not inlined takes and drops a reference per array argument too, and a call of 30 or more
        arguments cannot be inlined (CPython 3.11 passes them as ``*args``): per-item helpers take
        scalars and return tuples, and the loop over the items runs inside one call (issue 19: the
-       joint rows' call per joint, 41 arrays, was 0.46 us, 2/3 of chain50's row rebuild).
+       joint rows' call per joint, 37 arrays, was 0.46 us, 2/3 of chain50's row rebuild).
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def write_joint_rows(first, last, r0, jp, warm, block_solve, joint_type, joint_b
     step: a limit may be approached by its gap per step, whatever part of the step a solve spans).
     Returns the row after the last joint's.
 
-    A range, not one joint per call: a call references and releases each of its 35 array arguments
+    A range, not one joint per call: a call references and releases each of its 36 array arguments
     (issue 19: chain50's 50 joints took 33 us a rebuild with a call per joint, 10 us in one loop).
     Per joint two passes (common's docstring): the joint type's geometry writes each row's J, bodies,
     kind and position value; then per row B = M^-1 J^T, 1 / (J B) (contact.rows.fill_row's
