@@ -9,21 +9,19 @@ d = e_k: the recipe of 001 §3.4 applied to one coordinate of the point constrai
 
 from __future__ import annotations
 
+from tumble._core import types as T
 from tumble._core.config import kernel
-from tumble._core.dynamics.joints.common import linear_row, set_equality
+from tumble._core.dynamics.joints.common import put_linear
 
 
-@kernel
-def point_rows(r, j, slot, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass, body_inv_inertia_world,
-               joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
-               row_mu, row_kind, row_lambda, row_owner, row_cfm, d):
-    """The three rows of p_b = p_a (rows r..r+2, impulse slots slot..slot+2). Returns r + 3."""
-    for k in range(3):
-        for c in range(3):
-            d[c] = 0.0
-        d[k] = 1.0
-        linear_row(r + k, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                   row_inv_diag)
-        set_equality(r + k, j, slot + k, pb[k] - pa[k], jp, warm, joint_impulse, row_inv_diag, row_bias,
-                     row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
+@kernel(inline="always")
+def put_point_rows(r, ia, ib, pa0, pa1, pa2, pb0, pb1, pb2, ra0, ra1, ra2, rb0, rb1, rb2, row_body, row_J, row_kind,
+                   row_bias):
+    """The three rows of p_b = p_a (rows r..r+2, errors p_b - p_a; common.put_linear). Returns r + 3."""
+    put_linear(r, ia, ib, 1.0, 0.0, 0.0, ra0, ra1, ra2, rb0, rb1, rb2, T.ROW_JOINT, pb0 - pa0, row_body, row_J,
+               row_kind, row_bias)
+    put_linear(r + 1, ia, ib, 0.0, 1.0, 0.0, ra0, ra1, ra2, rb0, rb1, rb2, T.ROW_JOINT, pb1 - pa1, row_body, row_J,
+               row_kind, row_bias)
+    put_linear(r + 2, ia, ib, 0.0, 0.0, 1.0, ra0, ra1, ra2, rb0, rb1, rb2, T.ROW_JOINT, pb2 - pa2, row_body, row_J,
+               row_kind, row_bias)
     return r + 3

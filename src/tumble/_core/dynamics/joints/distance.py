@@ -14,34 +14,28 @@ from __future__ import annotations
 
 import math
 
+from tumble._core import types as T
 from tumble._core.config import kernel
-from tumble._core.dynamics.joints.common import linear_row, set_equality, soft_coefficients
+from tumble._core.dynamics.joints.common import put_linear
 
 
-@kernel
-def distance_row(r, j, slot, ia, ib, pa, pb, ra, rb, length, frequency, damping_ratio, dt, jp, warm,
-                 body_inv_mass, body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                 row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, n):
-    """The one row of |p_b - p_a| = length. Returns r + 1."""
-    dist = 0.0
-    for k in range(3):
-        n[k] = pb[k] - pa[k]
-        dist += n[k] * n[k]
-    dist = math.sqrt(dist)
+@kernel(inline="always")
+def put_distance_row(r, ia, ib, pa0, pa1, pa2, pb0, pb1, pb2, ra0, ra1, ra2, rb0, rb1, rb2, length, row_body, row_J,
+                     row_kind, row_bias):
+    """The one row of |p_b - p_a| = length, error |p_b - p_a| - length (the spring's soft target is
+    set by rows.write_joint_rows from the row's 1 / (J M^-1 J^T)). Returns r + 1."""
+    n0 = pb0 - pa0
+    n1 = pb1 - pa1
+    n2 = pb2 - pa2
+    dist = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
     if dist > 1e-12:
-        for k in range(3):
-            n[k] /= dist
+        n0 /= dist
+        n1 /= dist
+        n2 /= dist
     else:  # coincident points: any direction is as good; the error pushes them apart along it
-        n[0] = 0.0
-        n[1] = 0.0
-        n[2] = 1.0
-    linear_row(r, ia, ib, n, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-    error = dist - length
-    set_equality(r, j, slot, error, jp, warm, joint_impulse, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
-                 row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
-    if frequency > 0.0:
-        k, gamma = soft_coefficients(frequency, damping_ratio, dt, row_inv_diag[r])
-        row_bias[r] = -k * error
-        row_bias_relax[r] = row_bias[r]
-        row_cfm[r] = gamma
+        n0 = 0.0
+        n1 = 0.0
+        n2 = 1.0
+    put_linear(r, ia, ib, n0, n1, n2, ra0, ra1, ra2, rb0, rb1, rb2, T.ROW_JOINT, dist - length, row_body, row_J,
+               row_kind, row_bias)
     return r + 1

@@ -95,7 +95,6 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
     disp_lin = np.zeros((n, 3))
     disp_ang = np.zeros((n, 3))
     jp = np.array([1.0 / dt, math.inf, 0.0, 1.0, dt, dt])
-    scratch = np.empty((14, 4))
     first = 0.0
     worst = 0.0
     for it in range(iterations):
@@ -104,7 +103,7 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
             j = order[jj]
             if not joint_active[j]:
                 continue
-            write_joint_rows(j, 0, jp, False, block_solve, scratch, joint_type, joint_body, joint_anchor,
+            write_joint_rows(j, j + 1, 0, jp, False, block_solve, joint_type, joint_body, joint_anchor,
                              joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
                              joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
                              body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed,

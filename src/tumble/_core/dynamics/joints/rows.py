@@ -13,25 +13,34 @@ slot of a row is its index within the joint, so warm starting is by slot):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import prange
 
 from tumble._core import types as T
 from tumble._core.config import kernel, kernel_parallel
-from tumble._core.dynamics.joints.ball import point_rows
+from tumble._core.dynamics.joints.ball import put_point_rows
 from tumble._core.dynamics.joints.common import (
-    angular_lock_rows,
-    fill_angular_row,
-    linear_row,
-    set_limit,
-    set_motor,
+    equality_target,
+    limit_target,
+    motor_target,
+    put_angular,
+    put_angular_lock,
+    put_linear,
     side_frame,
+    soft_coefficients,
     solver_body,
 )
-from tumble._core.dynamics.joints.distance import distance_row
-from tumble._core.dynamics.joints.fixed import weld_rows
-from tumble._core.dynamics.joints.hinge import axis_rows, hinge_angle, unwrap
-from tumble._core.dynamics.joints.slider import line_rows
+from tumble._core.dynamics.joints.distance import put_distance_row
+from tumble._core.dynamics.joints.fixed import put_weld_rows
+from tumble._core.dynamics.joints.hinge import hinge_angle, put_axis_rows, unwrap
+from tumble._core.dynamics.joints.slider import put_line_rows
+
+#: joints per parallel work item of ``prepare_joint_rows`` (one ``write_joint_rows`` call per run of
+#: active joints in it): a call costs ~0.5 us in references to its array arguments, 32 joints' rows
+#: ~6 us (chain50, 2-core VM)
+JOINT_CHUNK = 32
 
 
 @kernel
@@ -39,146 +48,166 @@ def update_joint_coordinates(joint_count, joint_type, joint_body, joint_anchor, 
                              body_position, body_orientation, joint_coord):
     """joint_coord = the hinge angle (unwrapped against its previous value) [rad] or the slider
     translation [m] of the current poses; other types keep 0."""
-    q = np.empty(4)
-    p = np.empty((2, 3))
-    lever = np.empty(3)
-    ax = np.empty((2, 3))
-    ref = np.empty((2, 3))
     for j in range(joint_count):
         if not joint_active[j]:
             continue
         t = joint_type[j]
         if t != T.JOINT_HINGE and t != T.JOINT_SLIDER:
             continue
-        for side in range(2):
-            side_frame(j, side, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, q,
-                       p[side], lever, ax[side], ref[side])
+        (_, _, _, _, pa0, pa1, pa2, _, _, _, na0, na1, na2, ua0, ua1, ua2) = side_frame(
+            j, 0, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation)
+        (_, _, _, _, pb0, pb1, pb2, _, _, _, _, _, _, ub0, ub1, ub2) = side_frame(
+            j, 1, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation)
         if t == T.JOINT_HINGE:
-            joint_coord[j] = unwrap(joint_coord[j], hinge_angle(ax[0], ref[0], ref[1]))
+            joint_coord[j] = unwrap(joint_coord[j], hinge_angle(na0, na1, na2, ua0, ua1, ua2, ub0, ub1, ub2))
         else:
-            s = 0.0
-            for k in range(3):
-                s += ax[0, k] * (p[1, k] - p[0, k])
+            s = 0.0         # summed from 0 as before issue 19 (the same bits, signed zeros too)
+            s += na0 * (pb0 - pa0)
+            s += na1 * (pb1 - pa1)
+            s += na2 * (pb2 - pa2)
             joint_coord[j] = s
 
 
 @kernel
-def write_joint_rows(j, r0, jp, warm, block_solve, scratch, joint_type, joint_body, joint_anchor, joint_axis,
+def write_joint_rows(first, last, r0, jp, warm, block_solve, joint_type, joint_body, joint_anchor, joint_axis,
                      joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode,
-                     joint_motor,
-                     joint_impulse, joint_coord, joint_lever, body_position, body_orientation, body_inv_mass,
-                     body_inv_inertia_world, body_fixed, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax,
-                     row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
-    """The rows of joint j from row r0 on (module docstring for the layout), at the current poses.
-    ``jp`` = (beta [1/s], max speed [m/s], soft frequency [Hz], soft damping ratio, h [s] the duration
-    of the solve these rows serve, dt [s] the whole step: a limit may be approached by its gap per
-    step, whatever part of the step a solve spans). ``scratch`` (14, 4): work space, so a caller
-    visiting many joints allocates once."""
-    dt = jp[4]
-    qa = scratch[0]
-    qb = scratch[1]
-    pa = scratch[2, :3]
-    pb = scratch[3, :3]
-    ra = scratch[4, :3]
-    rb = scratch[5, :3]
-    na = scratch[6, :3]
-    nb = scratch[7, :3]
-    ua = scratch[8, :3]
-    ub = scratch[9, :3]
-    d = scratch[10, :3]
-    t1 = scratch[11, :3]
-    t2 = scratch[12, :3]
-    e = scratch[13, :3]
-    side_frame(j, 0, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qa, pa, ra,
-               na, ua)
-    side_frame(j, 1, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation, qb, pb, rb,
-               nb, ub)
-    for k in range(3):
-        joint_lever[j, k] = rb[k]
-    ia = solver_body(j, 0, joint_body, body_fixed)
-    ib = solver_body(j, 1, joint_body, body_fixed)
+                     joint_motor, joint_impulse, joint_coord, joint_lever, body_position, body_orientation,
+                     body_inv_mass, body_inv_inertia_world, body_fixed, row_body, row_J, row_B, row_inv_diag, row_bias,
+                     row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm,
+                     row_group):
+    """The rows of the active joints ``first`` .. ``last - 1``, one after the other from row r0 (the
+    registry's layout: an active joint's rows follow the previous one's), at the current poses
+    (module docstring for a joint's layout). ``jp`` = (beta [1/s], max speed [m/s], soft frequency
+    [Hz], soft damping ratio, h [s] the duration of the solve these rows serve, dt [s] the whole
+    step: a limit may be approached by its gap per step, whatever part of the step a solve spans).
+    Returns the row after the last joint's.
+
+    A range, not one joint per call: a call references and releases each of its 36 array arguments
+    (issue 19: chain50's 50 joints took 33 us a rebuild with a call per joint, 10 us in one loop).
+    Per joint two passes (common's docstring): the joint type's geometry writes each row's J, bodies,
+    kind and position value; then per row B = M^-1 J^T, 1 / (J B) (contact.rows.fill_row's
+    arithmetic) and the target from the value."""
     r = r0
-    typ = joint_type[j]
-    if typ == T.JOINT_BALL:
-        r = point_rows(r, j, 0, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass,
-                       body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
-    elif typ == T.JOINT_FIXED:
-        r = weld_rows(r, j, 0, ia, ib, pa, pb, ra, rb, qa, qb, joint_rel_q[j], jp, warm,
-                      body_inv_mass, body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag,
-                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                      row_cfm, d, e)
-    elif typ == T.JOINT_DISTANCE:
-        r = distance_row(r, j, 0, ia, ib, pa, pb, ra, rb, joint_length[j], joint_soft[j, 0], joint_soft[j, 1], dt,
-                         jp, warm, body_inv_mass, body_inv_inertia_world, joint_impulse, row_body,
-                         row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
-                         row_kind, row_lambda, row_owner, row_cfm, d)
-    elif typ == T.JOINT_HINGE:
-        r = point_rows(r, j, 0, ia, ib, pa, pb, ra, rb, jp, warm, body_inv_mass,
-                       body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, d)
-        r = axis_rows(r, j, 3, ia, ib, na, ua, nb, jp, warm, body_inv_inertia_world, joint_impulse,
-                      row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
-                      row_mu, row_kind, row_lambda, row_owner, row_cfm, t1, t2, e)
-        theta = joint_coord[j]
-        if joint_has_limits[j]:
-            fill_angular_row(r, ia, ib, na, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-            set_limit(r, j, r - r0, theta - joint_limit[j, 0], jp[5], jp, warm, joint_impulse, row_bias,
-                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
-            for k in range(3):
-                d[k] = -na[k]
-            fill_angular_row(r + 1, ia, ib, d, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - theta, jp[5], jp, warm, joint_impulse,
-                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                      row_cfm)
-            r += 2
-        if joint_motor_mode[j] != T.MOTOR_NONE:
-            fill_angular_row(r, ia, ib, na, body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
-            set_motor(r, j, r - r0, theta, dt, joint_motor_mode, joint_motor, warm, joint_impulse, row_inv_diag,
-                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                      row_cfm)
-            r += 1
-    elif typ == T.JOINT_SLIDER:
-        for k in range(3):
-            e[k] = pb[k] - pa[k]          # delta
-            ub[k] = ra[k] + e[k]          # a's lever to b's anchor (b's reference is not used here)
-        r = line_rows(r, j, 0, ia, ib, na, ua, e, ub, rb, jp, warm, body_inv_mass,
-                      body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm,
-                      t1, t2)
-        r = angular_lock_rows(r, j, 2, ia, ib, qa, qb, joint_rel_q[j], jp, warm,
-                              body_inv_inertia_world, joint_impulse, row_body, row_J, row_B, row_inv_diag, row_bias,
-                              row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                              row_cfm, t1, d)
-        s = joint_coord[j]
-        if joint_has_limits[j]:
-            linear_row(r, ia, ib, na, ub, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                       row_inv_diag)
-            set_limit(r, j, r - r0, s - joint_limit[j, 0], jp[5], jp, warm, joint_impulse, row_bias,
-                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm)
-            for k in range(3):
-                d[k] = -na[k]
-            linear_row(r + 1, ia, ib, d, ub, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                       row_inv_diag)
-            set_limit(r + 1, j, r + 1 - r0, joint_limit[j, 1] - s, jp[5], jp, warm, joint_impulse,
-                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                      row_cfm)
-            r += 2
-        if joint_motor_mode[j] != T.MOTOR_NONE:
-            linear_row(r, ia, ib, na, ub, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                       row_inv_diag)
-            set_motor(r, j, r - r0, s, dt, joint_motor_mode, joint_motor, warm, joint_impulse, row_inv_diag,
-                      row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner,
-                      row_cfm)
-            r += 1
-    # the equality rows come first in every layout; limits and motors are bounded, so scalar
-    n_eq = T.JOINT_BASE_ROWS[typ]
-    for k in range(r - r0):
-        row_group[r0 + k] = 1
-    if block_solve and n_eq > 1:
-        row_group[r0] = n_eq
-        for k in range(1, n_eq):
-            row_group[r0 + k] = 0
+    for j in range(first, last):
+        rs = r          # joint j's first row
+        (qa0, qa1, qa2, qa3, pa0, pa1, pa2, ra0, ra1, ra2, na0, na1, na2, ua0, ua1, ua2) = side_frame(
+            j, 0, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation)
+        (qb0, qb1, qb2, qb3, pb0, pb1, pb2, rb0, rb1, rb2, nb0, nb1, nb2, ub0, ub1, ub2) = side_frame(
+            j, 1, joint_body, joint_anchor, joint_axis, joint_ref, body_position, body_orientation)
+        joint_lever[j, 0] = rb0
+        joint_lever[j, 1] = rb1
+        joint_lever[j, 2] = rb2
+        ia = solver_body(j, 0, joint_body, body_fixed)
+        ib = solver_body(j, 1, joint_body, body_fixed)
+        typ = joint_type[j]
+        # pass 1: J, bodies, kind and position value of every row
+        if typ == T.JOINT_BALL:
+            r = put_point_rows(r, ia, ib, pa0, pa1, pa2, pb0, pb1, pb2, ra0, ra1, ra2, rb0, rb1, rb2, row_body, row_J,
+                               row_kind, row_bias)
+        elif typ == T.JOINT_FIXED:
+            r = put_weld_rows(r, ia, ib, j, pa0, pa1, pa2, pb0, pb1, pb2, ra0, ra1, ra2, rb0, rb1, rb2, qa0, qa1, qa2,
+                              qa3, qb0, qb1, qb2, qb3, joint_rel_q, row_body, row_J, row_kind, row_bias)
+        elif typ == T.JOINT_DISTANCE:
+            r = put_distance_row(r, ia, ib, pa0, pa1, pa2, pb0, pb1, pb2, ra0, ra1, ra2, rb0, rb1, rb2, joint_length[j],
+                                 row_body, row_J, row_kind, row_bias)
+        elif typ == T.JOINT_HINGE:
+            r = put_point_rows(r, ia, ib, pa0, pa1, pa2, pb0, pb1, pb2, ra0, ra1, ra2, rb0, rb1, rb2, row_body, row_J,
+                               row_kind, row_bias)
+            r = put_axis_rows(r, ia, ib, na0, na1, na2, ua0, ua1, ua2, nb0, nb1, nb2, row_body, row_J, row_kind,
+                              row_bias)
+            theta = joint_coord[j]
+            if joint_has_limits[j]:     # the angular row about n_a, one side each
+                put_angular(r, ia, ib, na0, na1, na2, T.ROW_LIMIT, theta - joint_limit[j, 0], row_body, row_J, row_kind,
+                            row_bias)
+                put_angular(r + 1, ia, ib, -na0, -na1, -na2, T.ROW_LIMIT, joint_limit[j, 1] - theta, row_body, row_J,
+                            row_kind, row_bias)
+                r += 2
+            if joint_motor_mode[j] != T.MOTOR_NONE:
+                put_angular(r, ia, ib, na0, na1, na2, T.ROW_MOTOR, theta, row_body, row_J, row_kind, row_bias)
+                r += 1
+        elif typ == T.JOINT_SLIDER:
+            de0 = pb0 - pa0           # delta
+            de1 = pb1 - pa1
+            de2 = pb2 - pa2
+            rl0 = ra0 + de0           # a's lever to b's anchor
+            rl1 = ra1 + de1
+            rl2 = ra2 + de2
+            r = put_line_rows(r, ia, ib, na0, na1, na2, ua0, ua1, ua2, de0, de1, de2, rl0, rl1, rl2, rb0, rb1, rb2,
+                              row_body, row_J, row_kind, row_bias)
+            r = put_angular_lock(r, ia, ib, qa0, qa1, qa2, qa3, qb0, qb1, qb2, qb3, joint_rel_q[j, 0],
+                                 joint_rel_q[j, 1], joint_rel_q[j, 2], joint_rel_q[j, 3], row_body, row_J, row_kind,
+                                 row_bias)
+            s = joint_coord[j]
+            if joint_has_limits[j]:     # the linear row along n_a, one side each
+                put_linear(r, ia, ib, na0, na1, na2, rl0, rl1, rl2, rb0, rb1, rb2, T.ROW_LIMIT, s - joint_limit[j, 0],
+                           row_body, row_J, row_kind, row_bias)
+                put_linear(r + 1, ia, ib, -na0, -na1, -na2, rl0, rl1, rl2, rb0, rb1, rb2, T.ROW_LIMIT,
+                           joint_limit[j, 1] - s, row_body, row_J, row_kind, row_bias)
+                r += 2
+            if joint_motor_mode[j] != T.MOTOR_NONE:
+                put_linear(r, ia, ib, na0, na1, na2, rl0, rl1, rl2, rb0, rb1, rb2, T.ROW_MOTOR, s, row_body, row_J,
+                           row_kind, row_bias)
+                r += 1
+        # pass 2: B = M^-1 J^T, 1 / (J B) and the targets (the equality rows come first in every layout;
+        # limits and motors are bounded, so scalar)
+        h = jp[4]
+        soft = typ == T.JOINT_DISTANCE and joint_soft[j, 0] > 0.0
+        for rr in range(rs, r):
+            diag = 0.0
+            for side in range(2):
+                body = ia if side == 0 else ib
+                if body < 0:
+                    for k in range(6):
+                        row_B[rr, side, k] = 0.0
+                    continue
+                im = body_inv_mass[body]
+                for k in range(3):
+                    row_B[rr, side, k] = im * row_J[rr, side, k]
+                    row_B[rr, side, 3 + k] = (body_inv_inertia_world[body, k, 0] * row_J[rr, side, 3]
+                                              + body_inv_inertia_world[body, k, 1] * row_J[rr, side, 4]
+                                              + body_inv_inertia_world[body, k, 2] * row_J[rr, side, 5])
+                for k in range(6):
+                    diag += row_J[rr, side, k] * row_B[rr, side, k]
+            inv_diag = 1.0 / diag if diag > 1e-300 else 0.0
+            row_inv_diag[rr] = inv_diag
+            kind = row_kind[rr]
+            value = row_bias[rr]
+            if kind == T.ROW_JOINT:
+                target, gamma = equality_target(value, jp[0], jp[1], jp[2], jp[3], h, inv_diag)
+                relax = 0.0
+                if soft:        # a distance spring: its own frequency and damping (distance.py)
+                    rate, gamma = soft_coefficients(joint_soft[j, 0], joint_soft[j, 1], h, inv_diag)
+                    target = -rate * value
+                    relax = target
+                row_lo[rr] = -math.inf
+                row_hi[rr] = math.inf
+            elif kind == T.ROW_LIMIT:
+                target, relax = limit_target(value, jp[5], jp[0], jp[1])
+                gamma = 0.0
+                row_lo[rr] = 0.0
+                row_hi[rr] = math.inf
+            else:
+                target, gamma = motor_target(value, h, joint_motor_mode[j], joint_motor[j, 0], joint_motor[j, 1],
+                                             joint_motor[j, 3], joint_motor[j, 4], inv_diag)
+                relax = target
+                bound = joint_motor[j, 2] * h
+                row_lo[rr] = -bound
+                row_hi[rr] = bound
+            row_bias[rr] = target
+            row_bias_relax[rr] = relax
+            row_link[rr] = -1
+            row_mu[rr] = 0.0
+            row_owner[rr] = j
+            row_cfm[rr] = gamma
+            row_lambda[rr] = joint_impulse[j, rr - rs] if warm else 0.0
+        n_eq = T.JOINT_BASE_ROWS[typ]
+        for k in range(r - rs):
+            row_group[rs + k] = 1
+        if block_solve and n_eq > 1:
+            row_group[rs] = n_eq
+            for k in range(1, n_eq):
+                row_group[rs + k] = 0
+    return r
 
 
 @kernel_parallel
@@ -199,16 +228,25 @@ def prepare_joint_rows(joint_count, joint_type, joint_body, joint_anchor, joint_
     equality rows form one group (``row_group``, solved together by rows.solve_group);
     otherwise every row is swept on its own (Catto's scalar PGS)."""
     jp = np.array([baumgarte / dt, max_speed, soft_frequency, soft_damping, dt, step_dt])
-    for j in prange(joint_count):
-        if not joint_active[j]:
-            continue
-        scratch = np.empty((14, 4))
-        write_joint_rows(j, row_offset + joint_row_start[j], jp, warm, block_solve, scratch, joint_type, joint_body,
-                         joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
-                         joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
-                         body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed, row_body,
-                         row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
-                         row_kind, row_lambda, row_owner, row_cfm, row_group)
+    # runs of consecutive active joints, one write_joint_rows call each (all of them, usually), in
+    # chunks of JOINT_CHUNK joints for the threads
+    for c in prange((joint_count + JOINT_CHUNK - 1) // JOINT_CHUNK):
+        j = c * JOINT_CHUNK
+        end = min(j + JOINT_CHUNK, joint_count)
+        while j < end:
+            if not joint_active[j]:
+                j += 1
+                continue
+            k = j + 1
+            while k < end and joint_active[k]:
+                k += 1
+            write_joint_rows(j, k, row_offset + joint_row_start[j], jp, warm, block_solve, joint_type, joint_body,
+                             joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft,
+                             joint_has_limits, joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord,
+                             joint_lever, body_position, body_orientation, body_inv_mass, body_inv_inertia_world,
+                             body_fixed, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
+                             row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group)
+            j = k
 
 
 @kernel

@@ -547,7 +547,6 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     disp_lin = np.zeros((n, 3))
     disp_ang = np.zeros((n, 3))
     jp = np.array([1.0 / dt, math.inf, 0.0, 1.0, dt, dt])
-    scratch = np.empty((14, 4))
     save_x = np.empty((max(node_count, 1), 3))
     save_q = np.empty((max(node_count, 1), 4))
     first = 0.0
@@ -561,7 +560,7 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                 continue
             j = node_ref[k]
             r0 = joint_row_start[j]
-            write_joint_rows(j, r0, jp, False, True, scratch, joint_type, joint_body, joint_anchor, joint_axis,
+            write_joint_rows(j, j + 1, r0, jp, False, True, joint_type, joint_body, joint_anchor, joint_axis,
                              joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
                              joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever, body_position,
                              body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed, row_body, row_J,

@@ -16,8 +16,10 @@ from tumble._core.dynamics.integrate import (
     integrate_positions,
     integrate_positions_midpoint,
     integrate_velocities,
+    update_body_frames,
 )
-from tumble._core.dynamics.joints.tree import tree_sweep
+from tumble._core.dynamics.joints.rows import load_joint_impulses, prepare_joint_rows, update_joint_coordinates
+from tumble._core.dynamics.joints.tree import factor_tree, mark_tree_rows, tree_sweep
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, clamped_update, pgs_sweep, row_velocity, sweep_rows, warm_start
 
@@ -594,3 +596,95 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         for r in range(rows):
             total[r] += row_lambda[r]
     return iters, merit, total
+
+
+#: the one-thread twin, as a global a kernel can call (an attribute of a dispatcher cannot be typed)
+_prepare_joint_rows_serial = prepare_joint_rows.serial
+
+
+@kernel
+def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, max_speed, joint_frequency,
+                   joint_damping, block_solve, sweeps, tolerance, relax_iterations, active_set, merits, total,
+                   joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length,
+                   joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor, joint_active,
+                   joint_row_start, joint_row_count, joint_impulse, joint_coord, joint_lever,
+                   node_count, node_kind, node_ref, node_parent, node_side, D, D_inv, F, y, x,
+                   body_position, body_orientation, body_linear_velocity, body_angular_velocity, body_mass,
+                   body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
+                   body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
+                   angular_damping, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
+                   row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
+    """The substep loop of a pgs step whose rows are joint rows only (no contact rows), in one kernel
+    call: the kernels ``PGSSolver._substeps`` calls one by one (and still does with contacts, or with
+    ``profile_stages``), in the same order, so the result is the same bit for bit (IEEE arithmetic,
+    config.py). Issue 19: chain50's loop made ~14 calls per substep (12 substeps) and as many laps.
+
+    Per substep k with h = dt / n: the bodies' world inverse inertias (k > 0), the joint coordinates,
+    the joint rows at the poses now (``prepare_joint_rows``, no warm start), their impulses (k = 0: the
+    last step's per step times ``warm_scale``; else the last substep's), the tree's factor
+    (``use_tree``), v += h M^-1 F_ext, the solve (``solve_with_tree`` or ``solve_pgs``), x += h v,
+    ``relax_iterations`` relax sweeps, the substep's impulses added to ``total``. ``merits``
+    (substeps,) gets theta after each solve. Returns the sweeps done."""
+    kept = np.empty(row_count)
+    no_history = np.zeros(0)
+    no_manifolds = np.zeros(0, dtype=np.int64)
+    iters = 0
+    for sub in range(substeps):
+        for r in range(row_count):
+            kept[r] = row_lambda[r]
+        if sub > 0:
+            update_body_frames(body_orientation, body_inv_inertia_local, body_inv_inertia_world, body_count)
+        update_joint_coordinates(joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
+                                 joint_active, body_position, body_orientation, joint_coord)
+        _prepare_joint_rows_serial(joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
+                                   joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
+                                   joint_motor_mode, joint_motor, joint_active, joint_row_start, joint_impulse,
+                                   joint_coord, joint_lever, body_position, body_orientation, body_inv_mass,
+                                   body_inv_inertia_world, body_fixed, h, fraction, max_speed, joint_frequency,
+                                   joint_damping, False, block_solve, 0, dt, row_body, row_J, row_B, row_inv_diag,
+                                   row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda,
+                                   row_owner, row_cfm, row_group)
+        if sub == 0:
+            load_joint_impulses(joint_count, joint_active, joint_row_start, joint_row_count, 0, joint_impulse,
+                                warm_scale, row_lambda)
+        else:
+            for r in range(row_count):
+                row_lambda[r] = kept[r]
+        if use_tree:
+            mark_tree_rows(node_count, node_kind, node_ref, joint_type, joint_row_start, 0, row_group)
+            factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, 0,
+                        row_J, row_cfm, body_mass, body_inv_inertia_world, 0.0, D, D_inv, F)
+        integrate_velocities(body_linear_velocity, body_angular_velocity, body_orientation, body_inv_mass,
+                             body_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed,
+                             body_count, gravity, h, gyroscopic, linear_damping, angular_damping)
+        if use_tree:
+            done, merit = solve_with_tree(True, False, True, no_manifolds, 0, row_count, row_body, row_J, row_B,
+                                          row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm,
+                                          row_group, row_lambda, body_linear_velocity, body_angular_velocity, sweeps,
+                                          tolerance, node_count, node_kind, node_ref, node_parent, joint_type,
+                                          joint_row_start, 0, D_inv, F, y, x, active_set)
+        else:
+            done, merit = solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi,
+                                    row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
+                                    body_angular_velocity, sweeps, tolerance, no_history)
+        iters += done
+        merits[sub] = merit
+        if midpoint:
+            integrate_positions_midpoint(body_position, body_orientation, body_linear_velocity,
+                                         body_angular_velocity, body_inertia_local, body_inv_inertia_local,
+                                         body_fixed, body_count, h)
+        else:
+            integrate_positions(body_position, body_orientation, body_linear_velocity, body_angular_velocity,
+                                body_fixed, body_count, h)
+        if relax_iterations > 0 and use_tree:
+            solve_with_tree(False, False, False, no_manifolds, 0, row_count, row_body, row_J, row_B, row_inv_diag,
+                            row_bias_relax, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
+                            body_linear_velocity, body_angular_velocity, relax_iterations, 0.0, node_count, node_kind,
+                            node_ref, node_parent, joint_type, joint_row_start, 0, D_inv, F, y, x, active_set)
+        elif relax_iterations > 0:
+            relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
+                      row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,
+                      relax_iterations)
+        for r in range(row_count):
+            total[r] += row_lambda[r]
+    return iters

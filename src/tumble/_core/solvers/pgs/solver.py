@@ -21,6 +21,7 @@ from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     contact_substeps,
     forget_turned_rows,
+    joint_substeps,
     manifold_starts_of,
     mark_turned_bodies,
     pseudo_correction,
@@ -45,6 +46,17 @@ _EMPTY = np.zeros(0)
 TREE_MAX_SUBSTEP = 1.0 / 240.0 + 1e-12
 _EMPTY_INT = np.zeros(0, dtype=np.int64)
 _NO_DISP = np.zeros((0, 3))
+
+
+class _NoTree:
+    """The joint tree's arrays for a kernel call without a tree (never read)."""
+    count = 0
+    kind = ref = parent = side = np.zeros(1, dtype=np.int64)
+    D = D_inv = F = np.zeros((1, 6, 6))
+    y = x = np.zeros((1, 6))
+
+
+_NO_TREE = _NoTree()
 #: [m] how far a body's rotation may have moved its contact points since the step's contact rows were
 #: built (|theta| times its longest lever arm) before a substep solves its contacts from zero impulses
 #: instead of warm-starting them with the last substep's (``kernels.mark_turned_bodies``,
@@ -206,6 +218,35 @@ class PGSSolver(Solver):
                                tree.D_fac, tree.F, tree.H_diag, tree.refine, tree.y, tree.x, tree.z,
                                core.settings.normal_block_active_set)
 
+    @staticmethod
+    def _joint_substeps(core, tree, dt, n, rows, prof, t):
+        """``_substeps`` for a step whose rows are joint rows only: its loop as one
+        ``kernels.joint_substeps`` call, then the impulses stored, the reactions and the projection."""
+        b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
+        h = dt / n
+        merits = np.zeros(n)
+        total = np.zeros(rows)
+        fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
+        tr = tree if tree is not None else _NO_TREE
+        iters = joint_substeps(
+            n, h, dt, rows, tree is not None, (1.0 / n) if s.warm_start else 0.0, fraction, s.max_correction_speed,
+            s.joint_frequency, s.joint_damping_ratio, s.joint_block_solve, s.substep_iterations, s.tolerance,
+            s.relax_iterations, s.normal_block_active_set, merits, total, js.count, js.joint_type, js.joint_body,
+            js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft,
+            js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_active,
+            js.joint_row_start, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever, tr.count,
+            tr.kind, tr.ref, tr.parent, tr.side, tr.D, tr.D_inv, tr.F, tr.y, tr.x, b.body_position, b.body_orientation,
+            b.body_linear_velocity, b.body_angular_velocity, b.body_mass, b.body_inv_mass, b.body_inertia_local,
+            b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count,
+            core.gravity, stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping,
+            s.angular_damping, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo,
+            r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+        stages.solve_counters(core, iters, merits[n - 1], merits if s.record_merit else _EMPTY)
+        stages.finish_joints(core, 0, total, dt)
+        t = stages.lap(prof, "substeps", t)
+        stages.project_joints(core, dt, tree)
+        stages.lap(prof, "joints", t)
+
     def _substeps(self, core, dt, prof, t):
         """One step of ``substeps`` solves of h = dt / n each over one collision (Box2D v3's "soft
         step", Catto's later sequential-impulse scheme): the rows are built once, then per substep
@@ -274,6 +315,10 @@ class PGSSolver(Solver):
         starts = manifold_starts(c) if (s.normal_block_solve and offset) else _EMPTY_INT
         tree = self._tree(core, h) if joint_rows else None
         t = stages.lap(prof, "prepare", t)
+        if not offset and not core.profile_stages:
+            # joint rows only: the loop below in one kernel call, bit for bit (kernels.joint_substeps)
+            self._joint_substeps(core, tree, dt, n, rows, prof, t)
+            return
         deep = 0
         for k in range(n):
             if offset:
