@@ -608,8 +608,9 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
                    joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length,
                    joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor, joint_active,
                    joint_row_start, joint_row_count, joint_impulse, joint_coord, joint_lever,
-                   node_count, node_kind, node_ref, node_parent, node_side, D, D_inv, F, y, x,
-                   body_position, body_orientation, body_linear_velocity, body_angular_velocity, body_mass,
+                   node_count, node_kind, node_ref, node_parent, node_side, D, D_fac, F, H_diag, y, x, z,
+                   refine_spread, refine_steps, body_position, body_orientation, body_linear_velocity,
+                   body_angular_velocity, body_mass,
                    body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
                    body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
                    angular_damping, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
@@ -626,6 +627,7 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
     ``relax_iterations`` relax sweeps, the substep's impulses added to ``total``. ``merits``
     (substeps,) gets theta after each solve. Returns the sweeps done."""
     kept = np.empty(row_count)
+    refine = 0
     no_history = np.zeros(0)
     no_manifolds = np.zeros(0, dtype=np.int64)
     iters = 0
@@ -652,8 +654,10 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
                 row_lambda[r] = kept[r]
         if use_tree:
             mark_tree_rows(node_count, node_kind, node_ref, joint_type, joint_row_start, 0, row_group)
-            factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, 0,
-                        row_J, row_cfm, body_mass, body_inv_inertia_world, 0.0, D, D_inv, F)
+            spread = factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type,
+                                 joint_row_start, 0, row_J, row_cfm, body_mass, body_inv_inertia_world, 0.0, D, D_fac,
+                                 F, H_diag)
+            refine = refine_steps if spread > refine_spread else 0     # as JointTree.factor
         integrate_velocities(body_linear_velocity, body_angular_velocity, body_orientation, body_inv_mass,
                              body_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed,
                              body_count, gravity, h, gyroscopic, linear_damping, angular_damping)
@@ -662,7 +666,7 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
                                           row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm,
                                           row_group, row_lambda, body_linear_velocity, body_angular_velocity, sweeps,
                                           tolerance, node_count, node_kind, node_ref, node_parent, joint_type,
-                                          joint_row_start, 0, D_inv, F, y, x, active_set)
+                                          joint_row_start, 0, D_fac, F, H_diag, refine, y, x, z, active_set)
         else:
             done, merit = solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi,
                                     row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
@@ -680,7 +684,8 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
             solve_with_tree(False, False, False, no_manifolds, 0, row_count, row_body, row_J, row_B, row_inv_diag,
                             row_bias_relax, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
                             body_linear_velocity, body_angular_velocity, relax_iterations, 0.0, node_count, node_kind,
-                            node_ref, node_parent, joint_type, joint_row_start, 0, D_inv, F, y, x, active_set)
+                            node_ref, node_parent, joint_type, joint_row_start, 0, D_fac, F, H_diag, refine, y, x, z,
+                            active_set)
         elif relax_iterations > 0:
             relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
                       row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,

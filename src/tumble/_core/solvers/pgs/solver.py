@@ -15,6 +15,7 @@ from tumble._core.contact.rows import (
     split_deep_rows,
     store_contact_impulses,
 )
+from tumble._core.dynamics.joints import tree as joint_tree
 from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.pgs.kernels import (
@@ -52,8 +53,8 @@ class _NoTree:
     """The joint tree's arrays for a kernel call without a tree (never read)."""
     count = 0
     kind = ref = parent = side = np.zeros(1, dtype=np.int64)
-    D = D_inv = F = np.zeros((1, 6, 6))
-    y = x = np.zeros((1, 6))
+    D = D_fac = F = H_diag = np.zeros((1, 6, 6))
+    y = x = z = np.zeros((1, 6))
 
 
 _NO_TREE = _NoTree()
@@ -235,7 +236,8 @@ class PGSSolver(Solver):
             js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft,
             js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_active,
             js.joint_row_start, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever, tr.count,
-            tr.kind, tr.ref, tr.parent, tr.side, tr.D, tr.D_inv, tr.F, tr.y, tr.x, b.body_position, b.body_orientation,
+            tr.kind, tr.ref, tr.parent, tr.side, tr.D, tr.D_fac, tr.F, tr.H_diag, tr.y, tr.x, tr.z,
+            joint_tree.REFINE_SPREAD, joint_tree.REFINE_STEPS, b.body_position, b.body_orientation,
             b.body_linear_velocity, b.body_angular_velocity, b.body_mass, b.body_inv_mass, b.body_inertia_local,
             b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count,
             core.gravity, stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping,
