@@ -1,5 +1,6 @@
 """benchmarks/soak.py: a soak cut short and resumed from its checkpoint is the uninterrupted soak."""
 
+import numpy as np
 import pytest
 from benchmarks import soak as bs
 
@@ -26,3 +27,15 @@ def test_memory_growth_is_measured_within_one_process():
     # segment 0 grows 200 MB (100 -> 300), segment 1 280 MB (50 -> 330); across the processes 230: the verdict
     # takes the largest growth within one, 280
     assert r["rss_growth_mb"] == pytest.approx(280.0) and not r["memory_bounded"] and r["segments"] == 2
+
+
+def test_rest_is_judged_on_the_spheres_in_the_box():
+    """A sphere that rolled over a wall (no rolling resistance: it rolls on for ever) is counted, not judged."""
+    w = bs.tb.scenes.build("pile1000", solver="pgs", count=20)
+    ball = int(np.flatnonzero(~np.asarray(w.fixed))[0])
+    w.set_position(ball, (5.0, 0.0, 0.1))
+    inside = bs.inside_box(w)
+    assert not inside[ball] and inside.sum() == 19
+    w.set_linear_velocity(ball, (1.0, 0.0, 0.0))
+    assert bs.kinetic_energy_of(w, inside) == 0.0 and w.kinetic_energy() > 0.0
+    assert bs.kinetic_energy_of(w, ~np.asarray(w.fixed)) == pytest.approx(w.kinetic_energy())
