@@ -21,14 +21,14 @@ from tumble.errors import SettingsError
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
-def _solve(P, lam0, iterations, omega, cfm=None, history=None):
+def _solve(P, lam0, iterations, omega, cfm=None, history=None, bound=0.0):
     s = P["row_body"].shape[0]
     v_lin = np.ascontiguousarray(P["u"][:, :3])
     v_ang = np.ascontiguousarray(P["u"][:, 3:])
     lam = lam0.copy()
     done, theta = solve_jacobi(s, P["row_body"], P["row_J"], P["row_B"], P["inv_diag"], P["zeta"], P["lo"], P["hi"],
                                P["link"], P["mu"], np.zeros(s) if cfm is None else cfm, lam, v_lin, v_ang,
-                               iterations, np.broadcast_to(np.asarray(omega, dtype=float), (s,)).copy(), 0.0,
+                               iterations, omega, bound, P["u"].shape[0], 0.0,
                                np.zeros(0) if history is None else history)
     return done, theta, lam, np.hstack([v_lin, v_ang]).reshape(-1)
 
@@ -95,6 +95,11 @@ def test_merit_history_is_recorded_and_falls():
     _, theta, _, _ = _solve(P, np.zeros(s), 200, 0.2, history=hist)
     assert hist[-1] < 1e-3 * hist[0]
     assert hist[-1] == theta
+    # with the descent guard (here a sweep raises f where the friction bounds follow the normal
+    # impulses, and the cap takes over) the merit falls as well
+    hist2 = np.zeros(200)
+    _, theta2, _, _ = _solve(P, np.zeros(s), 200, 0.2, history=hist2, bound=1.8)
+    assert hist2[-1] < 1e-3 * hist2[0]
 
 
 # ------------------------------------------------------------------------------------------ relaxation bound
@@ -134,9 +139,10 @@ def test_row_relaxation_bound_matches_exact_eigenvalues(seed):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_bounded_sweeps_descend_where_plain_jacobi_overshoots(seed):
-    """Issue 17: many rows on few bodies (40 contact points on 4 bodies). With the rows' relaxation capped
-    (bound 1.9, omega 1) the objective f = KE(V) - KE(u) - zeta^T lambda falls in every sweep
-    (the projected-gradient descent lemma, fixed bounds); plain omega = 1 makes it grow (the overshoot)."""
+    """Issue 17: many rows on few bodies (40 contact points on 4 bodies), omega 1. With the guard (bound 1.9:
+    a sweep that raises the objective f = KE(V) - KE(u) - zeta^T lambda is undone and redone with the rows'
+    relaxation capped, the projected-gradient descent lemma for fixed bounds) f falls in every sweep;
+    plain Jacobi (bound 0) makes it grow (the overshoot)."""
     rng = np.random.default_rng(300 + seed)
     P = _random_problem(rng, n_bodies=5, n_contacts=40)
     s = P["row_body"].shape[0]
@@ -147,11 +153,10 @@ def test_bounded_sweeps_descend_where_plain_jacobi_overshoots(seed):
     J = dense_from_rows(P["row_body"], P["row_J"], nb)
     u0 = P["u"].reshape(-1)
     for bound, falls in ((1.9, True), (0.0, False)):
-        om = _relaxation(P, 1.0, bound)
         lam = np.zeros(s)
         f = [0.0]
         for _ in range(30):
-            _, _, lam, u = _solve(P, lam, 1, om)
+            _, _, lam, u = _solve(P, lam, 1, 1.0, bound=bound)
             P_u = u     # the kernel's V after the sweep
             f.append(_objective(J, P["Minv"], u0, P["zeta"], lam))
             np.testing.assert_allclose(P_u, u0 + P["Minv"] @ J.T @ lam, atol=1e-9 * max(1.0, np.abs(P_u).max()))
@@ -160,6 +165,22 @@ def test_bounded_sweeps_descend_where_plain_jacobi_overshoots(seed):
             assert rise <= 1e-9 * max(1.0, abs(f[-1])), rise
         else:
             assert f[-1] > 1e3 * abs(f[1]), f[-1]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_guard_leaves_descending_sweeps_bit_for_bit(seed):
+    """Without friction links (fixed bounds) and at omega 0.2 plain Jacobi descends on these problems:
+    the guarded solve (bound 1.8) is then the plain one (bound 0), bit for bit."""
+    rng = np.random.default_rng(400 + seed)
+    P = _random_problem(rng)
+    fric = P["link"] >= 0
+    P["lo"][fric], P["hi"][fric] = -0.05, 0.05
+    P["link"][:] = -1
+    s = P["row_body"].shape[0]
+    _, _, lam0, u0 = _solve(P, np.zeros(s), 25, 0.2)
+    _, _, lam1, u1 = _solve(P, np.zeros(s), 25, 0.2, bound=1.8)
+    np.testing.assert_array_equal(lam1, lam0)
+    np.testing.assert_array_equal(u1, u0)
 
 
 # ------------------------------------------------------------------------------------------ settings

@@ -10,7 +10,7 @@ import numpy as np
 
 from tumble._core import stages
 from tumble._core.contact.rows import ROW_TURN_TOLERANCE, refresh_turned_rows, split_deep_rows, store_contact_impulses
-from tumble._core.solvers.jacobi.kernels import jacobi_pseudo_correction, relax_jacobi, row_relaxation, solve_jacobi
+from tumble._core.solvers.jacobi.kernels import jacobi_pseudo_correction, relax_jacobi, solve_jacobi
 from tumble._core.solvers.jacobi.settings import JacobiSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
 
@@ -45,15 +45,11 @@ class JacobiSolver(Solver):
                                    s.split_speed, r.row_bias, r.row_bias_relax, pseudo)
         t = stages.lap(prof, "prepare", t)
 
-        # each row's relaxation, capped so that many rows on one body cannot overshoot (issue 17)
-        row_omega = np.empty(r.count)
-        row_relaxation(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.count, float(s.relaxation),
-                       float(s.relaxation_bound), row_omega)
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
         iters, merit = solve_jacobi(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
                                     r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_lambda,
                                     b.body_linear_velocity, b.body_angular_velocity, s.iterations,
-                                    row_omega, s.tolerance, history)
+                                    float(s.relaxation), float(s.relaxation_bound), b.count, s.tolerance, history)
         stages.solve_counters(core, iters, merit, history)
         t = stages.lap(prof, "solve", t)
 
@@ -63,21 +59,20 @@ class JacobiSolver(Solver):
         if deep:
             jacobi_pseudo_correction(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, pseudo, r.row_lo,
                                      r.row_hi, r.row_link, r.row_mu, r.row_cfm, b.body_position, b.body_orientation,
-                                     b.body_fixed, b.count, s.iterations, row_omega, dt,
+                                     b.body_fixed, b.count, s.iterations, float(s.relaxation),
+                                     float(s.relaxation_bound), dt,
                                      b.body_angular_velocity)
         t = stages.lap(prof, "integrate", t)
         if relax:
             # B = M^-1 J^T at the orientations after the move (issue 17: a 168 m capsule spinning at
             # 11 rad/s gained 4.1 kJ in the relax sweeps with the rows' inverse inertia of before it)
-            turned = refresh_turned_rows(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
-                                         row_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world,
-                                         b.body_fixed, b.count, np.zeros(b.count, dtype=np.bool_), ROW_TURN_TOLERANCE)
-            if turned:      # the bound of the rows' new B
-                row_relaxation(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.count, float(s.relaxation),
-                               float(s.relaxation_bound), row_omega)
+            refresh_turned_rows(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
+                                row_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_fixed,
+                                b.count, np.zeros(b.count, dtype=np.bool_), ROW_TURN_TOLERANCE)
             relax_jacobi(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                          r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
-                         b.body_angular_velocity, s.relax_iterations, row_omega)
+                         b.body_angular_velocity, s.relax_iterations, float(s.relaxation),
+                         float(s.relaxation_bound), b.count)
             t = stages.lap(prof, "relax", t)
         c = core.contacts
         store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
