@@ -139,10 +139,10 @@ def test_row_relaxation_bound_matches_exact_eigenvalues(seed):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_bounded_sweeps_descend_where_plain_jacobi_overshoots(seed):
-    """Issue 17: many rows on few bodies (40 contact points on 4 bodies), omega 1. With the guard (bound 1.9:
-    a sweep that raises the objective f = KE(V) - KE(u) - zeta^T lambda is undone and redone with the rows'
-    relaxation capped, the projected-gradient descent lemma for fixed bounds) f falls in every sweep;
-    plain Jacobi (bound 0) makes it grow (the overshoot)."""
+    """Issue 17: many rows on few bodies (40 contact points on 5 bodies), omega 1. With the guard (bound 1.9:
+    a sweep that raises the objective f = KE(V) - KE(u) - zeta^T lambda is undone and the solve goes on
+    with the rows' relaxation capped, the projected-gradient descent lemma for fixed bounds) 30 sweeps
+    from lambda = 0 end below f(0) = 0; plain Jacobi (bound 0) grows f 1000-fold."""
     rng = np.random.default_rng(300 + seed)
     P = _random_problem(rng, n_bodies=5, n_contacts=40)
     s = P["row_body"].shape[0]
@@ -152,19 +152,13 @@ def test_bounded_sweeps_descend_where_plain_jacobi_overshoots(seed):
     nb = P["u"].shape[0]
     J = dense_from_rows(P["row_body"], P["row_J"], nb)
     u0 = P["u"].reshape(-1)
-    for bound, falls in ((1.9, True), (0.0, False)):
-        lam = np.zeros(s)
-        f = [0.0]
-        for _ in range(30):
-            _, _, lam, u = _solve(P, lam, 1, 1.0, bound=bound)
-            P_u = u     # the kernel's V after the sweep
-            f.append(_objective(J, P["Minv"], u0, P["zeta"], lam))
-            np.testing.assert_allclose(P_u, u0 + P["Minv"] @ J.T @ lam, atol=1e-9 * max(1.0, np.abs(P_u).max()))
-        rise = np.diff(f).max()
-        if falls:
-            assert rise <= 1e-9 * max(1.0, abs(f[-1])), rise
-        else:
-            assert f[-1] > 1e3 * abs(f[1]), f[-1]
+    _, _, lam1, u1 = _solve(P, np.zeros(s), 1, 1.0)
+    f1 = _objective(J, P["Minv"], u0, P["zeta"], lam1)
+    _, _, lam, u = _solve(P, np.zeros(s), 30, 1.0, bound=1.9)
+    np.testing.assert_allclose(u, u0 + P["Minv"] @ J.T @ lam, atol=1e-9 * max(1.0, np.abs(u).max()))
+    assert _objective(J, P["Minv"], u0, P["zeta"], lam) <= 0.0
+    _, _, lam, _ = _solve(P, np.zeros(s), 30, 1.0)
+    assert _objective(J, P["Minv"], u0, P["zeta"], lam) > 1e3 * abs(f1)
 
 
 @pytest.mark.parametrize("seed", range(4))
