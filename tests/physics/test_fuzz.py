@@ -529,6 +529,22 @@ def test_jacobi_spinning_capsule_keeps_the_bound_without_relax_sweeps():
     assert excess <= 0.0
 
 
+#: found by the jacobi-only fuzz with more examples (--hypothesis-seed=1, 200 worlds, after the overshoot fix): a
+#: 0.5 x 2 x 16 m box (16 kg) standing 8 m deep in the ground, turning at 1 rad/s, dt 1/60: the pseudo-velocity
+#: pass lifts it out (0.07 m per step) while gravity builds its fall in the velocities (-5 m/s after 40 steps)
+#: and the box leaves at that speed: 2.5 J beyond the bound after 40 steps, 70 J after 60. Not the overshoot
+#: class (the same with relaxation_bound 0; within the bound with split_speed 1e9) and not jacobi's alone: pgs
+#: is 0.7 J below the bound after 40 steps and 17 J beyond it after 45. Open (issue 17): the jam class that
+#: shock's settle pass closed (SHOCK_JAM_CASES), for the row solvers' pseudo-velocity pass
+JACOBI_DEEP_LIFT_CASE = ("jacobi", 1 / 60, [("box", 0.25, 1.0, 8.0, 1.0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False)], [])
+
+
+@pytest.mark.xfail(strict=True, reason="open: the pseudo-velocity pass lifts a deep body while its fall builds up")
+def test_jacobi_deep_box_lifted_by_the_pseudo_pass_keeps_the_bound():
+    _, _, excess = _run(JACOBI_DEEP_LIFT_CASE)
+    assert excess <= 0.0
+
+
 def test_impulse_spinning_box_lifted_out_of_the_ground_keeps_the_bound():
     """Issue 17: before the fix 50 J beyond the bound (one kinetic impulse at the box's corner +63 J)."""
     _, _, excess = _run(IMPULSE_SPIN_CASE)
