@@ -66,7 +66,8 @@ class JacobiSettings(ContactSettings, RowSettings, SolverSettings):
             raise SettingsError(f"setting relax_iterations={k!r} must be an integer >= 0")
         v = self.relaxation_bound
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v < 2.0:
-            raise SettingsError(f"setting relaxation_bound={v!r} must be in [0, 2) (0: no bound)")
+            raise SettingsError(f"setting relaxation_bound={v!r} must be in [0, 2) "
+                                "(the Jacobi descent guard kappa; 0: off)")
         v = self.relaxation
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 < v <= 1.0:
             raise SettingsError(f"setting relaxation={v!r} must be in (0, 1] (the Jacobi relaxation omega)")
