@@ -74,8 +74,9 @@ def guarded_sweeps(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, ro
     by ``row_relaxation`` (``bound`` > 0), under which every sweep descends. The last sweep is not
     checked (one more pass over the rows cost 4 % of a 10-sweep solve on pile1000): an overshoot
     raises f in every sweep once it dominates, so it shows in an earlier one (the fuzz's
-    JACOBI_OVERSHOOT_CASES are held the same with and without that pass). Cost of the check: 5 % of
-    a 10-sweep ``solve_jacobi`` on pile1000 (2.41 against 2.29 ms, interleaved minimum of 40 calls).
+    JACOBI_OVERSHOOT_CASES are held the same with and without that pass). Cost of the check: 5-8 %
+    of a 10-sweep ``solve_jacobi`` on pile1000 (2.41-2.47 against 2.29 ms, interleaved minimum of 40
+    calls; checking only every other sweep measured no cheaper within the noise).
     Plain Jacobi descends unless the rows on a body overshoot together (omega rho(D^-1 A) >= 2) or
     the friction bounds move with the normal impulses; where it descends this is the plain solve,
     bit for bit; ``bound`` = 0 is the plain solve always. Stops early when a sweep's largest velocity
