@@ -94,11 +94,17 @@ FAST_SPIN_CASES["jacobi_capsule"] = JACOBI_SPIN_CASE
 #: a 118 m board (40 t) inside two overlapping boxes of 60-140 m, 20 contact points on it at up to 60 m
 #: levers, found by the fuzz with the bound at every spin: Jacobi's rows each correct the same error and
 #: together overshoot it many times over (damped Jacobi diverges for omega k (J B) > 2); 2.6e11 J gained in one
-#: step spinning, 2.0e8 J beyond the bound still, so not the fast-spin class. Open (issue 17): a step cut
+#: step spinning, 2.0e8 J beyond the bound still, so not the fast-spin class. Tried before the fix: a step cut
 #: where a sweep's full step raises its objective held both, but cut on the normal and friction rows
 #: together it made a box sliding down a slope 2.4 % short of Coulomb's distance, on the normal rows alone
 #: it no longer held these (the friction rows overshoot as well), cut per class it slowed the sweeps'
-#: convergence (test_jacobi_solver's merit history)
+#: convergence (test_jacobi_solver's merit history). Fixed (issue 17) by a descent guard: a sweep that
+#: raises its objective KE(V) - zeta^T lambda is undone and the rest of the solve runs with each row's
+#: relaxation capped, omega_r <= kappa A_rr / D_rr with D >= A a per-body spectral bound
+#: (``JacobiSettings.relaxation_bound``, ``jacobi.kernels.guarded_sweeps``), under which every sweep
+#: descends (kappa < 2); plain Jacobi, bit for bit, where it descends. Measured with the default 1.8:
+#: spinning 1.1e11 J, still 9.0e6 J, overlapping_boxes 2.6e4 J below the bound (the same with the cap on
+#: every solve, which made tower320 jitter)
 JACOBI_OVERSHOOT_CASES = {
     "spinning": ("jacobi", 1 / 240, [("box", 30.65, 43.19, 72.6, 1.0, (-0.22, 0.42, 5.0), (-6.96, 0.0, 0.0), False),
                                      ("box", 43.19, 21.38, 43.19, 1.0, (-0.75, -1.0, 0.24), (14.59, 17.04, 14.45),
@@ -370,12 +376,30 @@ def test_fast_spin_breaks_the_bound_with_the_last_substeps_impulses(monkeypatch)
     assert excess > 0.0
 
 
-@pytest.mark.xfail(strict=True, reason="open: projected Jacobi diverges with many contacts on one body")
 @pytest.mark.parametrize("name", sorted(JACOBI_OVERSHOOT_CASES))
 def test_jacobi_overshooting_sweeps_keep_the_bound(name):
-    """5.1e10 J (spinning), 2.0e8 J (still) and 1.9e5 J (overlapping_boxes) beyond the bound."""
+    """Issue 17 (a strict xfail until the relaxation bound): measured 1.1e11 J (spinning), 9.0e6 J (still)
+    and 2.6e4 J (overlapping_boxes) below the bound."""
     _, _, excess = _run(JACOBI_OVERSHOOT_CASES[name])
     assert excess <= 0.0
+
+
+@pytest.mark.parametrize("name", sorted(JACOBI_OVERSHOOT_CASES))
+def test_jacobi_overshooting_sweeps_break_the_bound_without_the_relaxation_bound(name):
+    """The contrast: ``relaxation_bound=0`` (omega = 0.2 on every row, the solver before the fix) breaks
+    the bound again (1.5e11 J, 3.2e8 J and 1.9e5 J beyond it)."""
+    _, _, excess = _run(JACOBI_OVERSHOOT_CASES[name], relaxation_bound=0.0)
+    assert excess > 0.0
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(worlds(solvers=("jacobi",)))
+@example(JACOBI_OVERSHOOT_CASES["still"])
+def test_jacobi_random_worlds_keep_the_energy_bound(case):
+    """jacobi's energy bound on a fixed (derandomized) draw of 60 worlds: the overshoot class above (the
+    random-solver fuzz sees about one jacobi world in five)."""
+    _, _, excess = _run(case)
+    assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
 
 
 #: found by the fuzz with the energy bound at every spin (seeds 1 and 3 of 300 pgs/jacobi worlds): a 1e-5 kg box
@@ -502,6 +526,22 @@ def test_jacobi_spinning_capsule_keeps_the_bound_without_relax_sweeps():
     _, _, excess = _run(JACOBI_SPIN_CASE, relax_iterations=0)
     assert excess <= 0.0
     _, _, excess = _run(("pgs", *JACOBI_SPIN_CASE[1:]))
+    assert excess <= 0.0
+
+
+#: found by the jacobi-only fuzz with more examples (--hypothesis-seed=1, 200 worlds, after the overshoot fix): a
+#: 0.5 x 2 x 16 m box (16 kg) standing 8 m deep in the ground, turning at 1 rad/s, dt 1/60: the pseudo-velocity
+#: pass lifts it out (0.07 m per step) while gravity builds its fall in the velocities (-5 m/s after 40 steps)
+#: and the box leaves at that speed: 2.5 J beyond the bound after 40 steps, 70 J after 60. Not the overshoot
+#: class (the same with relaxation_bound 0; within the bound with split_speed 1e9) and not jacobi's alone: pgs
+#: is 0.7 J below the bound after 40 steps and 17 J beyond it after 45. Open (issue 17): the jam class that
+#: shock's settle pass closed (SHOCK_JAM_CASES), for the row solvers' pseudo-velocity pass
+JACOBI_DEEP_LIFT_CASE = ("jacobi", 1 / 60, [("box", 0.25, 1.0, 8.0, 1.0, (0.0, 0.0, 0.0), (0.0, 1.0, 0.0), False)], [])
+
+
+@pytest.mark.xfail(strict=True, reason="open: the pseudo-velocity pass lifts a deep body while its fall builds up")
+def test_jacobi_deep_box_lifted_by_the_pseudo_pass_keeps_the_bound():
+    _, _, excess = _run(JACOBI_DEEP_LIFT_CASE)
     assert excess <= 0.0
 
 

@@ -49,7 +49,7 @@ class JacobiSolver(Solver):
         iters, merit = solve_jacobi(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_lo,
                                     r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_lambda,
                                     b.body_linear_velocity, b.body_angular_velocity, s.iterations,
-                                    float(s.relaxation), s.tolerance, history)
+                                    float(s.relaxation), float(s.relaxation_bound), b.count, s.tolerance, history)
         stages.solve_counters(core, iters, merit, history)
         t = stages.lap(prof, "solve", t)
 
@@ -59,7 +59,8 @@ class JacobiSolver(Solver):
         if deep:
             jacobi_pseudo_correction(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, pseudo, r.row_lo,
                                      r.row_hi, r.row_link, r.row_mu, r.row_cfm, b.body_position, b.body_orientation,
-                                     b.body_fixed, b.count, s.iterations, float(s.relaxation), dt,
+                                     b.body_fixed, b.count, s.iterations, float(s.relaxation),
+                                     float(s.relaxation_bound), dt,
                                      b.body_angular_velocity)
         t = stages.lap(prof, "integrate", t)
         if relax:
@@ -70,7 +71,8 @@ class JacobiSolver(Solver):
                                 b.count, np.zeros(b.count, dtype=np.bool_), ROW_TURN_TOLERANCE)
             relax_jacobi(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                          r.row_link, r.row_mu, r.row_cfm, r.row_lambda, b.body_linear_velocity,
-                         b.body_angular_velocity, s.relax_iterations, float(s.relaxation))
+                         b.body_angular_velocity, s.relax_iterations, float(s.relaxation),
+                         float(s.relaxation_bound), b.count)
             t = stages.lap(prof, "relax", t)
         c = core.contacts
         store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
