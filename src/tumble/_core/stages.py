@@ -23,7 +23,7 @@ from tumble._core.collision.narrow_phase import narrow_phase
 from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.contact.cache import match_cache
 from tumble._core.contact.layers import stack_heights
-from tumble._core.contact.rows import count_body_contacts, prepare_contact_rows
+from tumble._core.contact.rows import count_body_contacts, prepare_contact_rows, prepare_contact_rows_small
 from tumble._core.dynamics.integrate import free_flight as _free_flight
 from tumble._core.dynamics.integrate import integrate_positions as _integrate_positions
 from tumble._core.dynamics.integrate import integrate_positions_midpoint as _integrate_positions_midpoint
@@ -203,11 +203,21 @@ def prepare_rows(core, dt: float) -> int:
 def _contact_rows(core, dt: float) -> None:
     """The three rows of every contact point (contact.rows.prepare_contact_rows)."""
     b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
-    count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, b.count)
-    offset = 3 * c.count
     fm = FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB
     g = core.gravity
-    prepare = prepare_contact_rows if c.count >= PARALLEL_MIN_CONTACTS else prepare_contact_rows.serial
+    if c.count < PARALLEL_MIN_CONTACTS:     # the three steps below in one call on this thread, bit for bit
+        r.count = prepare_contact_rows_small(
+            c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
+            c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
+            b.body_position, b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_mass,
+            b.body_inv_inertia_world, b.body_fixed, b.body_contact_count, b.count, dt, s.baumgarte, s.slop,
+            s.max_correction_speed, s.restitution_threshold, fm, math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]),
+            s.warm_start, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo,
+            r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+        return
+    count_body_contacts(c.contact_body_a, c.contact_body_b, c.count, b.body_contact_count, b.count)
+    offset = 3 * c.count
+    prepare = prepare_contact_rows
     r.count = prepare(
         c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
         c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,

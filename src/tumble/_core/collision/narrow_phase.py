@@ -204,4 +204,6 @@ def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, 
     collide_pairs(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
                    geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
                    margin, _NO_PAD if geom_pad is None else geom_pad, chunk_count, *args)
+    if chunks == 1:     # one block from row 0: nothing to close (a kernel call with 13 arguments saved)
+        return int(chunk_count[0])
     return _compact(chunks, chunk_count, *args)

@@ -185,6 +185,37 @@ def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_
     return 3 * contact_count
 
 
+_prepare_contact_rows_serial = prepare_contact_rows.serial
+
+
+@kernel
+def prepare_contact_rows_small(contact_count, contact_body_a, contact_body_b, contact_point, contact_normal,
+                               contact_depth, contact_friction, contact_restitution, contact_normal_impulse,
+                               contact_friction_impulse, body_position, body_linear_velocity, body_angular_velocity,
+                               body_inv_mass, body_mass, body_inv_inertia_world, body_fixed, body_contact_count,
+                               body_count, dt, baumgarte, slop, max_correction_speed, restitution_threshold,
+                               friction_model, gravity_norm, warm_start, row_body, row_J, row_B, row_inv_diag,
+                               row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda,
+                               row_owner, row_cfm, row_group):
+    """The contact rows of a small world in one kernel call on the calling thread: the contacts per
+    body (``count_body_contacts``), ``prepare_contact_rows.serial`` from row 0, and the rows' cfm 0
+    and group 1 (``stages._contact_rows`` did these as two more calls and two NumPy slice
+    assignments: issue 14's fixed cost, each call ~1 us plus ~0.1 us per array argument). The same
+    kernels in the same order, so the rows are the same bit for bit. Returns the row count."""
+    count_body_contacts(contact_body_a, contact_body_b, contact_count, body_contact_count, body_count)
+    rows = _prepare_contact_rows_serial(
+        contact_count, contact_body_a, contact_body_b, contact_point, contact_normal, contact_depth, contact_friction,
+        contact_restitution, contact_normal_impulse, contact_friction_impulse, body_position, body_linear_velocity,
+        body_angular_velocity, body_inv_mass, body_mass, body_inv_inertia_world, body_fixed, body_contact_count, dt,
+        baumgarte, slop, max_correction_speed, restitution_threshold, friction_model, gravity_norm, warm_start, 0,
+        row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
+        row_lambda, row_owner)
+    for r in range(rows):
+        row_cfm[r] = 0.0
+        row_group[r] = 1
+    return rows
+
+
 @kernel
 def store_contact_impulses(contact_count, row_offset, row_J, row_lambda, contact_normal_impulse,
                            contact_friction_impulse):

@@ -219,8 +219,28 @@ def contact_rows_scalar(start, stop, row_body, row_J, row_B, row_inv_diag, row_b
 
 
 @kernel
+def block_scratch():
+    """The work arrays of ``block_sweep_with``: K and W (4, 4), res / y / x as rows of (3, 4), the
+    point indices idx / act as rows of (2, 4) int. Allocated once per solve (or per substep loop),
+    not per sweep: seven small heap allocations per sweep were ~5 % of a stack10 step at the pgs
+    defaults (24 block sweeps per step)."""
+    return np.zeros((4, 4)), np.zeros((4, 4)), np.zeros((3, 4)), np.zeros((2, 4), dtype=np.int64)
+
+
+@kernel
 def block_sweep(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
                 row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, active_set):
+    """``block_sweep_with`` with its own work arrays (``block_scratch``)."""
+    K, W, vec, ind = block_scratch()
+    return block_sweep_with(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, row_bias,
+                            row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, active_set,
+                            K, W, vec, ind)
+
+
+@kernel
+def block_sweep_with(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, row_bias,
+                     row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, active_set, K, W,
+                     vec, ind):
     """One Gauss-Seidel sweep in which the normal rows of each contact manifold (the 2 to 4 points of
     one shape pair, contacts ``manifold_start[m]`` to ``manifold_start[m + 1] - 1``) are solved
     together, as Box2D's block solver does for the two points of a 2-D manifold (Catto, "Box2D block
@@ -246,15 +266,14 @@ def block_sweep(manifold_start, manifold_count, row_count, row_body, row_J, row_
     pyramid's plane: pyramid20 at the defaults leaned 28 mm out of its plane, 33 mm max drift in
     60 s, against 18.6 mm with the active set). Contact rows carry no constraint force mixing
     (``stages._contact_rows`` sets row_cfm 0, group 1). Returns the largest velocity change along a
-    row [m/s]."""
+    row [m/s]. ``K``, ``W``, ``vec``, ``ind``: the work arrays (``block_scratch``; every entry read is
+    written first in the same manifold's visit, so their contents between calls do not matter)."""
     none = np.empty(0, dtype=np.int64)
-    K = np.zeros((4, 4))
-    res = np.zeros(4)
-    W = np.zeros((4, 4))
-    y = np.zeros(4)
-    x = np.zeros(4)
-    idx = np.zeros(4, dtype=np.int64)
-    act = np.zeros(4, dtype=np.int64)
+    res = vec[0]
+    y = vec[1]
+    x = vec[2]
+    idx = ind[0]
+    act = ind[1]
     max_dv = 0.0
     contacts = manifold_start[manifold_count]
     for m in range(manifold_count):
@@ -376,10 +395,12 @@ def solve_pgs_blocks(manifold_start, manifold_count, row_count, row_body, row_J,
     """``solve_pgs`` with the manifold block sweep (``block_sweep``); no merit history.
     Returns (sweeps done, final merit theta)."""
     warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang)
+    K, W, vec, ind = block_scratch()
     done = 0
     for it in range(iterations):
-        dv = block_sweep(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, row_bias,
-                         row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, active_set)
+        dv = block_sweep_with(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag,
+                              row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang,
+                              active_set, K, W, vec, ind)
         done = it + 1
         if tolerance > 0.0 and dv < tolerance:
             break
@@ -392,9 +413,11 @@ def relax_pgs_blocks(manifold_start, manifold_count, row_count, row_body, row_J,
                      row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, iterations,
                      active_set):
     """``relax_pgs`` with the manifold block sweep."""
+    K, W, vec, ind = block_scratch()
     for _ in range(iterations):
-        block_sweep(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax,
-                    row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang, active_set)
+        block_sweep_with(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag,
+                         row_bias_relax, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, v_lin, v_ang,
+                         active_set, K, W, vec, ind)
 
 
 
@@ -535,6 +558,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
     reach = np.empty(body_count)
     contact_reach(contact_count, row_body, row_J, reach)
     turned = np.zeros(body_count, dtype=np.bool_)
+    K, W, vec, ind = block_scratch()
     iters = 0
     merit = 0.0
     for sub in range(substeps):
@@ -550,9 +574,9 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         warm_start(rows, row_body, row_B, row_lambda, body_linear_velocity, body_angular_velocity)
         for _ in range(sweeps):
             if manifolds > 0:
-                dv = block_sweep(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
-                                 row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
-                                 body_angular_velocity, active_set)
+                dv = block_sweep_with(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
+                                      row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
+                                      body_angular_velocity, active_set, K, W, vec, ind)
             else:
                 dv = pgs_sweep(0, rows, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
                                row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity)
@@ -585,10 +609,11 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
                             row_turn_tolerance)
         mark_turned_bodies(body_count, body_fixed, disp_ang, reach, turn_tolerance, turned)
         if relax_iterations > 0:
-            if manifolds > 0:
-                relax_pgs_blocks(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax,
-                                 row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
-                                 body_linear_velocity, body_angular_velocity, relax_iterations, active_set)
+            if manifolds > 0:     # relax_pgs_blocks with this loop's work arrays
+                for _ in range(relax_iterations):
+                    block_sweep_with(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax,
+                                     row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
+                                     body_linear_velocity, body_angular_velocity, active_set, K, W, vec, ind)
             else:
                 relax_pgs(rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
                           row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,
