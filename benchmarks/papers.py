@@ -332,9 +332,9 @@ def paper_001(quick: bool) -> tuple[list[dict], list[str]]:
 # ================================================================================================
 # 000 Erleben
 
-def system_matrices(w) -> tuple[np.ndarray, np.ndarray]:
-    """A = J M^-1 J^T of the rows the last step solved (``w._core.rows``: row_body, row_J, row_B =
-    M^-1 J^T blocks) as a dense array, and the row kinds."""
+def dense_rows(w) -> tuple[np.ndarray, np.ndarray]:
+    """J and B = M^-1 J^T of the rows the last step solved (``w._core.rows``: row_body and the two
+    bodies' 6-blocks row_J, row_B) as dense (rows, 6 bodies) arrays."""
     r = w._core.rows
     s = r.count
     nb = w._core.bodies.count
@@ -346,7 +346,13 @@ def system_matrices(w) -> tuple[np.ndarray, np.ndarray]:
             if b >= 0:
                 J[i, 6 * b:6 * b + 6] += r.row_J[i, k]
                 B[i, 6 * b:6 * b + 6] += r.row_B[i, k]
-    return J @ B.T, r.row_kind[:s].copy()
+    return J, B
+
+
+def system_matrices(w) -> tuple[np.ndarray, np.ndarray]:
+    """A = J M^-1 J^T of the rows the last step solved as a dense array, and the row kinds."""
+    J, B = dense_rows(w)
+    return J @ B.T, w._core.rows.row_kind[:J.shape[0]].copy()
 
 
 def first_step_lcp(name: str, params: dict) -> dict:
@@ -366,14 +372,7 @@ def first_step_lcp(name: str, params: dict) -> dict:
     w.step(spec.dt)
     r = c.rows
     s = r.count
-    J = np.zeros((s, 6 * nb))
-    B = np.zeros((s, 6 * nb))
-    for i in range(s):
-        for k in range(2):
-            b = r.row_body[i, k]
-            if b >= 0:
-                J[i, 6 * b:6 * b + 6] += r.row_J[i, k]
-                B[i, 6 * b:6 * b + 6] += r.row_B[i, k]
+    J, B = dense_rows(w)
     dyn = ~bd.body_fixed[:nb]
     acc = np.zeros((nb, 6))
     acc[dyn, :3] = np.asarray(c.gravity) + bd.body_force[:nb][dyn] * bd.body_inv_mass[:nb][dyn, None]

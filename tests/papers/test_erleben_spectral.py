@@ -8,6 +8,7 @@ reports the same quantities against stack height.
 
 import numpy as np
 import scipy.linalg as sl
+from benchmarks.papers import dense_rows
 
 import tumble as tb
 
@@ -16,16 +17,7 @@ def stack_matrix(count):
     spec = tb.scenes.spec("box_stack25", count=count)
     w = spec.build(solver="pgs")
     w.step(spec.dt)
-    r = w._core.rows
-    s, nb = r.count, w._core.bodies.count
-    J = np.zeros((s, 6 * nb))
-    B = np.zeros((s, 6 * nb))
-    for i in range(s):
-        for k in range(2):
-            b = r.row_body[i, k]
-            if b >= 0:
-                J[i, 6 * b:6 * b + 6] += r.row_J[i, k]
-                B[i, 6 * b:6 * b + 6] += r.row_B[i, k]
+    J, B = dense_rows(w)
     return J @ B.T
 
 
