@@ -2,7 +2,7 @@
 004 Schornbaum): every figure or claim we checked, the paper's number, ours, a verdict and the command
 that reproduces the row.
 
-    python benchmarks/papers.py                    # all five papers (~8 min on 2 cores)
+    python benchmarks/papers.py                    # all five papers (~55 min on 2 cores under load; 000: 39)
     python benchmarks/papers.py --papers 001       # one paper
     python benchmarks/papers.py --quick            # smoke test (fewer starts, shorter runs)
     python benchmarks/papers.py --papers 000 --rows splitting   # 000 §3-3.2 alone (~2 min)
