@@ -179,7 +179,7 @@ class ShockSolver(Solver):
         if outcome == fused.STALE:
             return False
         core.fat_count = g.count
-        self.final_state = None
+        key, self.final_state = self.final_state, None      # its scalars hold (_contact_free) and the step keeps them
         # what the staged stages write with no row: prepare_rows, solve_dynamics (one sweep, merit 0),
         # the propagation over its one layer (one dynamics and one correction sweep each), no penetration
         r, k = core.rows, core.counters
@@ -202,7 +202,7 @@ class ShockSolver(Solver):
             k["final_penetration"] = 0.0
             k["settle_scaled"] = 0
             core.finished = (bad, 0.0)      # step.finish's check and clearing are done (no contact: depth 0)
-            self.final_state = _scalar_key(core)
+            self.final_state = key
             stages.lap(prof, "free_step", t)
             return True
         if outcome == fused.PAIRS:
