@@ -97,8 +97,9 @@ class ImpulseSolver(Solver):
         """The position update and the detection in one kernel call (``fused.move_and_detect``), and with
         no pair the rest of the step too (then -1 is returned and the counters are written as the staged
         stages write them with no contact); else the narrow phase and the cache (``stages.collide_pairs``)
-        and the contact count. Measured (CPU per step, thread time, alternating processes, load ~7 on 2
-        cores): a free body 30 -> see the issue 14 notes in benchmarks/results/*/fixed_cost.md."""
+        and the contact count. Measured (a free box, thread CPU per step, old and new code in alternating
+        processes, 2-core VM under load): 29-31 us staged, 18-19 us fused (pgs's fused free step: 17-19 us;
+        benchmarks/results/local-2core-amd-epyc/fixed_cost.md)."""
         b, g, s, sl, bp, hull = core.bodies, core.geoms, core.settings, self.sleep, core.broad_phase, core.hull_arrays
         n = b.count
         p = core.contacts_previous      # the store this detection fills (collide_pairs swaps them)

@@ -160,8 +160,9 @@ class ShockSolver(Solver):
 
     def _contact_free_step(self, core, dt, prof, t) -> bool:
         """The step with no contact at its start (``_contact_free``) in one kernel call
-        (``fused.contact_free_step``; ~20 kernel calls and their glue staged: a free body's step
-        cost 134 us CPU, 77x PyBullet's, issue 14). The counters are what the staged stages write with
+        (``fused.contact_free_step``; staged, ~20 kernel calls and their glue: a free box's step took
+        157-201 us thread CPU on the loaded 2-core VM, 18-19 us fused, alternating processes; issue 14,
+        benchmarks/results/local-2core-amd-epyc/fixed_cost.md). The counters are what the staged stages write with
         no row. When the final detection finds pairs, its narrow phase and correction() follow as
         staged. Returns False when the poses changed since the key (nothing done: the staged step)."""
         b, g, s, bp, hull = core.bodies, core.geoms, core.settings, core.broad_phase, core.hull_arrays
