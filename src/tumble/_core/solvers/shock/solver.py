@@ -27,6 +27,7 @@ from tumble._core.dynamics.integrate import correct_bodies
 from tumble._core.dynamics.joints.rows import load_joint_impulses, store_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.protocol import Capabilities, Solver
+from tumble._core.solvers.shock import fused
 from tumble._core.solvers.shock.kernels import (
     accumulate_displacement,
     apply_step_displacement,
@@ -64,7 +65,12 @@ class ShockSolver(Solver):
         self.contact_layer_impulse = np.zeros((16, LAYER_IMPULSE_WIDTH))
         self.contact_layer_impulse_previous = np.zeros((16, LAYER_IMPULSE_WIDTH))
         self.joint_layer_impulse = np.zeros((0, JOINT_MAX_ROWS))
+        # the reuse key: the scalars of ``_scalar_key`` (None: no reuse) and the bodies' poses and fixed
+        # flags at the last final correction (``fused.save_state``), rows grown with the body store
         self.final_state = None
+        self.key_position = np.zeros((0, 3))
+        self.key_orientation = np.zeros((0, 4))
+        self.key_fixed = np.zeros(0, dtype=np.bool_)
 
     # ---------------------------------------------------------------- hooks
     def state_changed(self) -> None:
@@ -82,23 +88,40 @@ class ShockSolver(Solver):
         ``speculative_contacts`` every moving body's geoms padded by how far they move in dt."""
         s = core.settings
         count = stages.collide(core, prof, t, s.warm_start, None, dt if s.speculative_contacts else 0.0)
+        self._carry_layer_impulses(core, count)
+        return count
+
+    def _carry_layer_impulses(self, core, count) -> None:
+        """After a detection of ``count`` points: the layer impulses of the matched points carried over."""
         self.contact_layer_impulse, self.contact_layer_impulse_previous = (self.contact_layer_impulse_previous,
                                                                            self.contact_layer_impulse)
         if self.contact_layer_impulse.shape[0] < core.contacts.capacity:
             self.contact_layer_impulse = np.zeros((core.contacts.capacity, LAYER_IMPULSE_WIDTH))
-        carry_matched(count, core.contacts.contact_match, self.contact_layer_impulse_previous,
-                      self.contact_layer_impulse)
-        return count
+        if count:
+            carry_matched(count, core.contacts.contact_match, self.contact_layer_impulse_previous,
+                          self.contact_layer_impulse)
 
     def _final_contacts_still_valid(self, core) -> bool:
         """True when the last step ended with detect(t + dt) + correction() and nothing (a user's
         set_position, a new body, a settings change) has touched the bodies since."""
         key = self.final_state
-        if key is None or not core.settings.reuse_final_contacts:
+        if key is None or not core.settings.reuse_final_contacts or key != _scalar_key(core):
             return False
-        now = _state_key(core)
-        return (key[:2] == now[:2] and key[5] == now[5] and np.array_equal(key[2], now[2])
-                and np.array_equal(key[3], now[3]) and np.array_equal(key[4], now[4]))
+        b = core.bodies
+        return fused.same_state(b.count, b.body_position, b.body_orientation, b.body_fixed, self.key_position,
+                                self.key_orientation, self.key_fixed)
+
+    def _save_key(self, core) -> tuple:
+        """The reuse key of the state now (``_final_contacts_still_valid``): the bodies' poses and fixed
+        flags copied into the key arrays (one kernel call; grown with the body store), the scalars returned."""
+        b = core.bodies
+        if self.key_position.shape[0] < b.count:
+            self.key_position = np.zeros((b.capacity, 3))
+            self.key_orientation = np.zeros((b.capacity, 4))
+            self.key_fixed = np.zeros(b.capacity, dtype=np.bool_)
+        fused.save_state(b.count, b.body_position, b.body_orientation, b.body_fixed, self.key_position,
+                         self.key_orientation, self.key_fixed)
+        return _scalar_key(core)
 
     # ---------------------------------------------------------------- the step
     @classmethod
@@ -108,6 +131,8 @@ class ShockSolver(Solver):
         return float(settings.max_correction_speed) if settings.baumgarte > 0.0 else 0.0
 
     def step(self, core, dt, prof, t):
+        if self._contact_free(core) and self._contact_free_step(core, dt, prof, t):
+            return 0
         if self._final_contacts_still_valid(core):
             # detect(t + dt) of the last step, depths updated by its final correction, is detect(t)
             # of this one; only the body frames need refreshing
@@ -121,6 +146,78 @@ class ShockSolver(Solver):
         self.final_state = None
         self._dynamics(core, dt, prof, time.perf_counter())
         return contacts
+
+    def _contact_free(self, core) -> bool:
+        """Whether ``fused.contact_free_step`` may take this step: the last step's final detection found no
+        point, the reuse key's scalars still hold (the kernel checks the poses), no joint rows, the
+        broad phase's steady update applies, and the settings take the staged step's path through it
+        (shock propagation, the final correction; no merit history, no per-stage profile)."""
+        s = core.settings
+        return (self.final_state is not None and not core.contacts.count and not core.joint_layout.row_total
+                and not core.profile_stages and s.reuse_final_contacts and s.shock_propagation
+                and s.final_correction and s.correction_iterations > 0 and not s.record_merit
+                and self.final_state == _scalar_key(core) and core.broad_phase.steady(core.geoms.count))
+
+    def _contact_free_step(self, core, dt, prof, t) -> bool:
+        """The step with no contact at its start (``_contact_free``) in one kernel call
+        (``fused.contact_free_step``; staged, ~20 kernel calls and their glue: a free box's step took
+        157-201 us thread CPU on the loaded 2-core VM, 18-19 us fused, alternating processes; issue 14,
+        benchmarks/results/local-2core-amd-epyc/fixed_cost.md). The counters are what the staged stages write with
+        no row. When the final detection finds pairs, its narrow phase and correction() follow as
+        staged. Returns False when the poses changed since the key (nothing done: the staged step)."""
+        b, g, s, bp, hull = core.bodies, core.geoms, core.settings, core.broad_phase, core.hull_arrays
+        n = b.count
+        outcome, keys, m, added, removed, swaps, pairs, pad, padded, bad, layers = fused.contact_free_step(
+            self.key_position, self.key_orientation, self.key_fixed, b.body_position, b.body_orientation,
+            b.body_linear_velocity, b.body_angular_velocity, b.body_inv_mass, b.body_inertia_local,
+            b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, n,
+            core.gravity, dt, s.dynamics_fraction, stages.velocity_gyroscopic(s), stages.free_rotation(s),
+            s.linear_damping, s.angular_damping, g.geom_body, g.geom_type, g.geom_size, g.geom_local_position,
+            g.geom_local_orientation, g.count, s.contact_margin + stages.AABB_TOLERANCE, g.geom_world_position,
+            g.geom_world_rotation, g.geom_aabb_min, g.geom_aabb_max, hull.verts, hull.vert_start, hull.vert_count,
+            g.geom_hull, g.geom_radius, stages.FAT_FRACTION, stages.FAT_MAX, g.geom_fat_min, g.geom_fat_max,
+            core.fat_count == g.count, dt if s.speculative_contacts else 0.0, g.geom_static, *bp.steady_state())
+        if outcome == fused.STALE:
+            return False
+        core.fat_count = g.count
+        key, self.final_state = self.final_state, None      # its scalars hold (_contact_free) and the step keeps them
+        # what the staged stages write with no row: prepare_rows, solve_dynamics (one sweep, merit 0),
+        # the propagation over its one layer (one dynamics and one correction sweep each), no penetration
+        r, k = core.rows, core.counters
+        r.reserve(1)
+        r.count = 0
+        core.joint_row_offset = 0
+        sweeps = min(int(s.iterations), 1)
+        k["joint_rows"] = 0
+        k["iterations"], k["merit"], k["rows"] = sweeps, 0.0, 0
+        k["layers"], k["layer_sweeps"], k["layer_correction_sweeps"] = int(layers), int(layers) * sweeps, int(layers)
+        k["layer_penetration"] = 0.0
+        if outcome == fused.FLEW:
+            bp.adopt(keys, m, added, removed, swaps)
+            # collide_pairs with no pair: this detection's contacts (none) in the other store
+            core.contacts, core.contacts_previous = core.contacts_previous, core.contacts
+            core.contacts.count = 0
+            k["pairs"] = 0
+            k["cache_hits"] = 0
+            self._carry_layer_impulses(core, 0)
+            k["final_penetration"] = 0.0
+            k["settle_scaled"] = 0
+            core.finished = (bad, 0.0)      # step.finish's check and clearing are done (no contact: depth 0)
+            self.final_state = key
+            stages.lap(prof, "free_step", t)
+            return True
+        if outcome == fused.PAIRS:
+            bp.adopt(keys, m, added, removed, swaps)
+        else:       # a bad box (raises) or a changed owner (re-initialises), as stages.collide
+            pairs = bp.update(g.geom_fat_min, g.geom_fat_max, g.geom_body, g.geom_static, g.count)
+        t = stages.lap(prof, "free_step", t)
+        count = stages.collide_pairs(core, prof, t, s.warm_start, pairs, s.contact_margin, pad if padded else None)
+        self._carry_layer_impulses(core, count)
+        # the final correction as staged, with the heights of the one layer (fixed 0, dynamic 1)
+        height = (~b.body_fixed[:n]).astype(np.int64)
+        seen = np.zeros(n + 1, dtype=np.bool_) if s.stop_unseen_contacts else None
+        self._final_correction(core, dt, height, np.zeros((n, 3)), np.zeros((n, 3)), prof, t, seen, detected=True)
+        return True
 
     def _dynamics(self, core, dt, prof, t):
         b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
@@ -261,11 +358,13 @@ class ShockSolver(Solver):
         lam_step[offset:] += lam[offset:rows]
         return worst, t
 
-    def _final_correction(self, core, dt, height, disp_lin, disp_ang, prof, t, seen=None):
-        """detect(t + dt) and correction() on the new contacts (the last two lines of Fig. 14)."""
+    def _final_correction(self, core, dt, height, disp_lin, disp_ang, prof, t, seen=None, detected=False):
+        """detect(t + dt) (unless ``detected``: done by the caller) and correction() on the new contacts
+        (the last two lines of Fig. 14)."""
         b, r, s = core.bodies, core.rows, core.settings
         n = b.count
-        self._detect(core, prof, t, dt)
+        if not detected:
+            self._detect(core, prof, t, dt)
         t = time.perf_counter()
         c = core.contacts
         joint_rows = core.joint_layout.row_total if s.joint_aware_correction else 0
@@ -288,12 +387,12 @@ class ShockSolver(Solver):
         disp_lin[:] = 0.0
         disp_ang[:] = 0.0
         lam_c = np.empty(r.count)
+        target = _correction_target(c, s)
         worst, _ = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
-                              r.row_owner, _correction_target(c, s), 0.0, r.row_group, r.row_cfm,
+                              r.row_owner, target, 0.0, r.row_group, r.row_cfm,
                               _joint_targets(core, r.count, dt, c.count) if joint_rows else _EMPTY, lam_c, disp_lin,
                               disp_ang, s.correction_iterations, s.correction_tolerance)
         if s.layered_final_correction_depth < math.inf and r.count:
-            target = _correction_target(c, s)
             left = correction_residual(c.count, r.row_body, r.row_J, target, 0.0, disp_lin, disp_ang)
             if left > s.layered_final_correction_depth:
                 # the whole-system sweeps left a contact this deep: the same projection once more, layer by
@@ -321,19 +420,18 @@ class ShockSolver(Solver):
         if seen is not None and r.count:
             # the contacts of bodies the velocity solve did not see: stop their approach (projection
             # alone moves them out and leaves the velocity, which then grows under gravity each step)
-            rb = r.row_body[: c.count]
-            unseen = ((rb[:, 0] >= 0) & ~seen[rb[:, 0]]) | ((rb[:, 1] >= 0) & ~seen[rb[:, 1]])
-            if unseen.any():
+            unseen = np.empty(c.count, dtype=np.bool_)
+            if fused.unseen_contacts(c.count, r.row_body, seen, unseen):
                 stop_approach(c.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, unseen, c.contact_restitution,
                               s.restitution_threshold, b.body_linear_velocity, b.body_angular_velocity, s.iterations)
         core.counters["settle_scaled"] = 0
         if s.settle_pushed_contacts and r.count:
             self._settle(core, lam_c, c.count, joint_rows)
-        moved = max(float(np.abs(disp_lin).max()), float(np.abs(disp_ang).max())) if n else 0.0
+        moved = fused.largest_displacement(n, disp_lin, disp_ang) if n else 0.0
         if s.reuse_final_contacts and moved <= s.reuse_max_correction:
             # depth after the correction, to first order: depth - J_n disp (the rows are the normals)
             update_depths(c.count, r.row_body, r.row_J, disp_lin, disp_ang, c.contact_depth)
-            self.final_state = _state_key(core)
+            self.final_state = self._save_key(core)
         stages.lap(prof, "correction", t)
 
     def _layers_of(self, core, row_body, rows):
@@ -471,8 +569,7 @@ def _project_joints(core, dt, tree, close_tree=True):
     stages.project_joints(core, dt, tree, core.settings.joint_projection_angular_weight, close_tree=close_tree)
 
 
-def _state_key(core):
-    """What must be unchanged for the contacts of the last detection to serve the next step."""
-    b, g = core.bodies, core.geoms
-    return (b.count, g.count, b.body_position[: b.count].copy(), b.body_orientation[: b.count].copy(),
-            b.body_fixed[: b.count].copy(), (core.settings.contact_margin, core.joint_layout.version))
+def _scalar_key(core):
+    """What must be unchanged, besides the bodies' poses and fixed flags (``ShockSolver.key_position``,
+    ...), for the contacts of the last detection to serve the next step."""
+    return (core.bodies.count, core.geoms.count, core.settings.contact_margin, core.joint_layout.version)
