@@ -125,8 +125,12 @@ EXAMPLES = 8
 @pytest.mark.parametrize("dt", [1 / 60, 1 / 100], ids=["60Hz", "100Hz"])
 @pytest.mark.parametrize("kind", SHAPES)
 def test_random_drops_never_gain_energy(kind, dt):
-    """A fixed (derandomized) draw of 8 drops per shape and dt. The penetration part of the issue's goal
-    is not asserted here: see ``test_spinning_plate_lands_under_a_centimetre_deep``."""
+    """A fixed (derandomized) draw of 8 drops per shape and dt. Run by hand with 100 per shape and dt
+    (1200 drops): no step above the tolerance. The penetration part of the issue's goal is not asserted
+    here: in that run 15 drops met the ground more than 1 cm deep inside a step (plate, capsule, hull and
+    compound at 60 Hz, up to 46 mm; plate and hull at 100 Hz, 10-11 mm), all where a contact's impulse
+    turned the body so that a point the speculative pad did not reach swung down (see
+    ``test_spinning_plate_lands_under_a_centimetre_deep``)."""
 
     @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow])
