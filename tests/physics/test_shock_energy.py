@@ -1,0 +1,156 @@
+"""Shock: no step raises the total energy (issue 18: "under shock no body ever gains energy, in every
+library scene and in randomised drops of every shape at dt 1/60 and 1/100"), nor leaves a body more
+than 1 cm inside another.
+
+Oracle: the total energy KE + m g z of the dynamic bodies. Every scene here is inelastic with no motor,
+so a step may only lose it: a freely falling body under the velocity-first step loses 1/2 m g^2 dt^2 per
+step, a landing one more. The tolerance is rounding (1e-9 of the energy) plus 1 uJ, and for the drops
+what the sweeps' tolerance leaves (``SPEED_FLOOR``).
+
+The pyramid: before issue 18's ``layer_collision_speed`` = 0 a fixated base moving into the body above
+slower than 0.05 m/s sent it along at the base's speed (a point of a rocking cube's top face moves at
+0.5 w), and the top of a tall pyramid rocked itself up layer by layer: base 60 (1830 unit cubes,
+100 kg/m^3, dt 1/60) raised its energy in 16 of 180 steps, +0.0996 J at step 45 first, +0.22 J at most
+(the top cubes leaving at 2.5 mm/s); large_pyramid (base 100) +153 J in one step, +305 J above its start.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tumble as tb
+
+#: [J] the absolute part of the tolerance on a step's energy rise (the relative part: 1e-9 of |E|)
+RISE_ABS = 1e-6
+#: [m/s] the speed a body may keep from shock's sweeps, which stop at 1e-5 m/s changes (``tolerance``): a
+#: body left rising at it gains m g dt of it in a step (a 1 kg plate resting: 1.3 uJ over ``RISE_ABS``)
+SPEED_FLOOR = 1e-4
+
+
+def _rise_tolerance(e: float, mass: float = 0.0, dt: float = 0.0) -> float:
+    return RISE_ABS + 1e-9 * abs(e) + mass * 9.81 * dt * SPEED_FLOOR
+
+
+def _pyramid_rises(steps, **settings):
+    """Per step of the base-60 pyramid (density 100) under shock: the total energy's change [J]."""
+    w = tb.scenes.build("pyramid20", solver="shock", base=60, density=100.0, **settings)
+    e = w.total_energy()
+    rises = []
+    for _ in range(steps):
+        w.step(w.default_dt)
+        e1 = w.total_energy()
+        rises.append(e1 - e)
+        e = e1
+    return w, np.array(rises), e
+
+
+def test_tall_pyramid_top_never_rocks_itself_up():
+    """Measured after: no step of 46 (nor of 180) raises the energy; the top cube rests."""
+    w, rises, e = _pyramid_rises(46)
+    assert rises.max() <= _rise_tolerance(e), f"step {int(rises.argmax())} gained {rises.max():.4g} J"
+    assert abs(w.linear_velocities[-1, 2]) < 1e-3
+
+
+def test_tall_pyramid_gains_with_the_layer_targets_before():
+    """The contrast (``layer_collision_speed`` = 0.05, the default before): +0.0996 J at step 45."""
+    _, rises, e = _pyramid_rises(46, layer_collision_speed=0.05)
+    assert rises.max() > 0.05
+
+
+def _shape(kind: str, s: float):
+    if kind == "sphere":
+        return tb.Sphere(0.15 * s)
+    if kind == "box":
+        return tb.Box((0.4 * s, 0.35 * s, 0.35 * s))
+    if kind == "plate":
+        return tb.Box((0.5 * s, 0.3 * s, 0.05 * s))
+    if kind == "capsule":
+        return tb.Capsule(0.1 * s, 0.3 * s)
+    if kind == "hull":
+        return tb.ConvexHull(s * np.array([[0.3, 0, 0], [-0.2, 0.25, 0], [-0.2, -0.25, 0], [0, 0, 0.35],
+                                           [0.05, 0.05, -0.2]]))
+    return tb.Compound([(tb.Box((0.3 * s, 0.1 * s, 0.1 * s)), (0.0, 0.0, 0.0)), (tb.Sphere(0.15 * s), (0.3 * s, 0, 0))])
+
+
+SHAPES = ("sphere", "box", "plate", "capsule", "hull", "compound")
+#: [m] at size 1, more than any shape's reach from its centre of mass (the box's half diagonal: 0.64 m)
+REACH = 0.75
+UNIT = st.floats(-1.0, 1.0)
+
+
+@st.composite
+def drops(draw, kind, dt):
+    """One body of ``kind`` (size x0.5-2, 0.1-10 kg) dropped with 0.5-3 m (its size times that) below it onto the
+    ground, random orientation, spin up to 20 rad/s per axis, falling at up to 5 m/s."""
+    q = draw(st.tuples(UNIT, UNIT, UNIT, UNIT).filter(lambda v: sum(x * x for x in v) > 0.01))
+    return dt, [(kind, draw(st.floats(0.5, 2.0)), draw(st.floats(0.1, 10.0)), 0.0, draw(st.floats(0.5, 3.0)), q,
+                 draw(st.tuples(*[st.floats(-20.0, 20.0)] * 3)), draw(st.floats(-5.0, 0.0)))]
+
+
+def _drop(case, seconds=1.0, **settings):
+    """Step the drop (bodies stacked in the order given); returns (largest energy rise over its tolerance
+    [J], deepest overlap inside a step or after one [m])."""
+    dt, bodies = case
+    w = tb.World(solver="shock", **settings)
+    w.add_body(tb.Plane(), fixed=True)
+    z = 0.0
+    for kind, s, mass, x, height, q, spin, vz in bodies:
+        z += (REACH + height) * s        # its lowest point ``height`` s above the ground: a drop, not an overlap
+        n = math.sqrt(sum(c * c for c in q))
+        w.add_body(_shape(kind, s), position=(x, 0.0, z), orientation=tuple(c / n for c in q), mass=mass,
+                   angular_velocity=spin, linear_velocity=(0.0, 0.0, vz))
+        z += 0.6 * s
+    e = w.total_energy()
+    over = -math.inf
+    deep = 0.0
+    for _ in range(int(round(seconds / dt))):
+        w.step(dt)
+        e1 = w.total_energy()
+        over = max(over, e1 - e - _rise_tolerance(e, float(w.masses[1:].sum()), dt))
+        e = e1
+        deep = max(deep, float(w.counters.get("final_penetration", 0.0)))
+        d = w.contacts().depth
+        if len(d):
+            deep = max(deep, float(d.max()))
+    return over, deep
+
+
+#: examples per (shape, dt) in the suite; run with more by hand (EXAMPLES=... below is the only knob)
+EXAMPLES = 8
+
+
+@pytest.mark.parametrize("dt", [1 / 60, 1 / 100], ids=["60Hz", "100Hz"])
+@pytest.mark.parametrize("kind", SHAPES)
+def test_random_drops_never_gain_energy(kind, dt):
+    """A fixed (derandomized) draw of 8 drops per shape and dt. Run by hand with 100 per shape and dt
+    (1200 drops): no step above the tolerance. The penetration part of the issue's goal is not asserted
+    here: in that run 15 drops met the ground more than 1 cm deep inside a step (plate, capsule, hull and
+    compound at 60 Hz, up to 46 mm; plate and hull at 100 Hz, 10-11 mm), all where a contact's impulse
+    turned the body so that a point the speculative pad did not reach swung down (see
+    ``test_spinning_plate_lands_under_a_centimetre_deep``)."""
+
+    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(drops(kind, dt))
+    def check(case):
+        over, _ = _drop(case)
+        assert over <= 0.0, f"a step gained {over:.4g} J beyond the tolerance"
+
+    check()
+
+
+#: shrunk by Hypothesis from ``drops("plate", 1 / 60)``: a 0.5 x 0.3 x 0.05 m plate (1 kg) dropped flat from
+#: 1.5 m spinning at (0, 1, 2) rad/s. Its speculative contacts (a corner 20 mm away) stop the corner and
+#: spin it up to 14 rad/s; the step after, turning 0.23 rad in a step, it meets the ground 28.3 mm deep
+#: (``final_penetration``; 28.4 mm after the step). Open: the speculative rows are linear in the rotation.
+SPINNING_PLATE = (1 / 60, [("plate", 0.5, 1.0, 0.0, 3.0 - REACH, (0.0, 0.0, 0.0, 1.0), (0.0, 1.0, 2.0), 0.0)])
+
+
+@pytest.mark.xfail(strict=True, reason="open: a plate spun up by its speculative contacts lands 28 mm deep")
+def test_spinning_plate_lands_under_a_centimetre_deep():
+    over, deep = _drop(SPINNING_PLATE)
+    assert over <= 0.0
+    assert deep < 0.01, f"{deep * 1000:.1f} mm deep"
