@@ -629,19 +629,35 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     worst = 0.0
     prev = math.inf
     undone = False
+    # the tree's joints (active) in runs of consecutive indices, whose rows follow each other (the
+    # registry's layout): one write_joint_rows call per run, not per joint (a call references and
+    # releases its 36 array arguments: ~0.46 us, 200 of them per Newton step on ragdolls)
+    in_tree = np.zeros(joint_type.shape[0], dtype=np.bool_)
+    for k in range(node_count):
+        if node_kind[k] == NODE_JOINT:
+            in_tree[node_ref[k]] = True
     for it in range(iterations + 1):
         worst = 0.0
+        j = 0
+        while j < in_tree.shape[0]:
+            if not in_tree[j]:
+                j += 1
+                continue
+            e = j + 1
+            while e < in_tree.shape[0] and in_tree[e]:
+                e += 1
+            write_joint_rows(j, e, joint_row_start[j], jp, False, True, joint_type, joint_body, joint_anchor,
+                             joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
+                             joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
+                             body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed,
+                             row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
+                             row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group)
+            j = e
         for k in range(node_count):
             if node_kind[k] != NODE_JOINT:
                 continue
             j = node_ref[k]
             r0 = joint_row_start[j]
-            write_joint_rows(j, j + 1, r0, jp, False, True, joint_type, joint_body, joint_anchor, joint_axis,
-                             joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
-                             joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever, body_position,
-                             body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed, row_body, row_J,
-                             row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
-                             row_kind, row_lambda, row_owner, row_cfm, row_group)
             for a in range(T.JOINT_BASE_ROWS[joint_type[j]]):
                 r = r0 + a
                 t = row_bias[r] * dt          # -C
