@@ -122,3 +122,56 @@ def test_fused_joint_substeps_are_the_stage_calls_bit_for_bit(settings):
     assert all(np.array_equal(a, b) for a, b in zip(fused[2], staged[2], strict=True))
     assert "substeps" in fused[3] and "substeps" not in staged[3]
     assert fused[4] == staged[4]            # the reactions from the summed impulses
+
+
+# ------------------------------------------------------------------------------------- contacts and joints
+def _contact_joint_world(profile_stages, **settings):
+    """The joint world above (``_joint_world``) over a ground it reaches within the run, a free jointed
+    pair (a group without a world joint: the tree rooted at its heaviest body) lying on the ground, a box
+    5 cm into the ground (a deep overlap: the pseudo-velocity pass) and a bouncing sphere: contact and
+    joint rows in one step (``pgs.kernels.contact_joint_substeps``)."""
+    w = _joint_world(profile_stages, **settings)
+    w.add_body(tb.Plane(), position=(0.0, 0.0, 1.45), fixed=True)
+    p = w.add_body(tb.Capsule(0.05, 0.3), (2.0, 0.0, 1.5), mass=2.0, orientation=(0.7071, 0.0, 0.7071, 0.0))
+    q = w.add_body(tb.Capsule(0.05, 0.3), (2.4, 0.0, 1.5), mass=0.5, orientation=(0.7071, 0.0, 0.7071, 0.0),
+                   angular_velocity=(0.0, 0.0, 2.0))
+    w.add_joint(tb.Ball(p, q, (2.2, 0.0, 1.5)))
+    w.add_body(tb.Box((0.1, 0.1, 0.1)), (-2.0, 0.0, 1.5), mass=1.0)
+    w.add_body(tb.Sphere(0.1), (-2.0, 1.0, 2.0), linear_velocity=(0.0, 0.0, -3.0),
+               material=tb.Material(restitution=0.5))
+    return w
+
+
+def _run_contact_joints(profile_stages, steps=60, **settings):
+    w = _contact_joint_world(profile_stages, **settings)
+    merits, contacts = [], 0
+    for _ in range(steps):
+        w.step(1 / 60)
+        merits.append(np.array(w.merit_history))
+        contacts = max(contacts, w.counters["contacts"])
+    counters = {k: w.counters.get(k) for k in ("iterations", "merit", "rows", "joint_rows", "joint_error")}
+    reactions = [tuple(np.asarray(x).tolist() for x in w.joint_reaction(j)) for j in range(w.joint_count)]
+    return w.state_hash(), counters, merits, w.profile, reactions, contacts
+
+
+CONTACT_JOINT_CASES = [
+    {},                                         # the joint tree, manifold blocks
+    {"joint_direct_solve": False},              # every joint row in the sweeps
+    {"normal_block_solve": False},
+    {"rotation_integrator": "euler", "record_merit": True},
+    {"tolerance": 1e-3, "substeps": 3},         # h 1/180 s: no tree
+]
+
+
+@pytest.mark.parametrize("settings", CONTACT_JOINT_CASES,
+                         ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()) or "defaults")
+def test_fused_contact_joint_substeps_are_the_stage_calls_bit_for_bit(settings):
+    """Issue 19: a step with contact and joint rows (ragdolls) runs its substep loop in one kernel call."""
+    fused = _run_contact_joints(False, **settings)
+    staged = _run_contact_joints(True, **settings)
+    assert fused[5] > 0                     # contacts (and joints) in the same steps
+    assert fused[0] == staged[0]
+    assert fused[1] == staged[1]
+    assert all(np.array_equal(a, b) for a, b in zip(fused[2], staged[2], strict=True))
+    assert "substeps" in fused[3] and "substeps" not in staged[3]
+    assert fused[4] == staged[4]

@@ -42,7 +42,7 @@ the impulses, which spun the box at 14000 rad/s, and the errors grew with the ve
 2-5 bodies, one 1e6-1e9 times heavier than the others, resting in or up to 3 m into the ground,
 free or hung from the world):
 
-- no explicit inverse: each pivot is factored as L diag(d) L^T (``_ldl_factor``; a body pivot is
+- no explicit inverse: each pivot is factored as L diag(d) L^T (``_eliminate``; a body pivot is
   positive definite, a joint pivot negative definite, so no pivoting is needed and the factor is
   backward stable) and every D_k^-1 v is two substitutions. The explicit inverse of the box's pivot was
   wrong by 78 in entries of 7e7 and the impulse came out 500 times too large; the substitutions give
@@ -236,14 +236,26 @@ def mark_tree_rows(node_count, node_kind, node_ref, joint_type, joint_row_start,
 
 
 @kernel(inline="always")
-def _ldl_factor(D, k, n, out, d, rel_tiny):
-    """out[k] = the factor L diag(d) L^T of the definite block D[k, :n, :n] (its lower triangle):
-    L's strictly lower part in out's lower triangle, 1 / d_a on out's diagonal (``d`` (>= 6) work
-    space). No pivoting: a body pivot is positive definite and a joint pivot negative definite (the
-    quasi-definite H of the module docstring), for which the factor is backward stable as it is
-    (Cholesky's). A pivot |d_a| at most ``rel_tiny`` times the block's scale (a redundant row) is
-    dropped: 1 / d_a = 0 and its column of L zero, so that unknown of a solve is 0 (its row's multiplier
-    stays zero)."""
+def _eliminate(k, n, p, m, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, rel_tiny):
+    """Node k's step of the block LDL^T (``factor_tree``).
+
+    D_fac[k] = the factor L diag(d) L^T of the definite pivot D[k, :n, :n] (its lower triangle): L's
+    strictly lower part in D_fac's lower triangle, 1 / d_a on its diagonal. No pivoting: a body pivot
+    is positive definite and a joint pivot negative definite (the quasi-definite H of the module
+    docstring), for which the factor is backward stable as it is (Cholesky's). A pivot |d_a| at most
+    ``rel_tiny`` times the block's scale (a redundant row) is dropped: 1 / d_a = 0 and its column of L
+    zero, so that unknown of a solve is 0 (its row's multiplier stays zero). Then, under a parent p
+    (m = its size; p < 0: a root), F[k] = D_k^-1 E_k and D_p -= E_k^T F_k.
+
+    Speed (issue 19): every entry is computed by the same operations in the same order as the
+    column-by-column loops before (bit for bit), but the loops over independent entries are the
+    innermost ones, so the short recurrences of the triangular solves overlap, and ``factor_tree``
+    passes n and m as literals for the common block sizes, so that every loop has a constant trip
+    count and is unrolled: chain50's factor (100 nodes) 29.2 -> 19.8 us, ragdolls' (420) 167 -> 115 us
+    (minimum over 15 rounds of 200 calls in a compiled loop). With n and m left variable in one inlined
+    copy the same loops took 32 us. ``body``: k is a body (its E_k the joint's J block transposed),
+    else a joint; ``E`` (6, 6), ``S`` (6, 6), ``d``, ``t`` (6,) work space. Returns the largest and
+    smallest |d| of the pivot's factor (0 and inf when every d is dropped)."""
     scale = 0.0
     for a in range(n):
         scale = max(scale, abs(D[k, a, a]))
@@ -251,48 +263,109 @@ def _ldl_factor(D, k, n, out, d, rel_tiny):
     for c in range(n):
         s = D[k, c, c]
         for q in range(c):
-            s -= out[k, c, q] * out[k, c, q] * d[q]
+            s -= D_fac[k, c, q] * D_fac[k, c, q] * d[q]
         if abs(s) <= tiny:
             d[c] = 0.0
-            out[k, c, c] = 0.0
+            D_fac[k, c, c] = 0.0
             for a in range(c + 1, n):
-                out[k, a, c] = 0.0
+                D_fac[k, a, c] = 0.0
             continue
         d[c] = s
-        out[k, c, c] = 1.0 / s
+        D_fac[k, c, c] = 1.0 / s
         for a in range(c + 1, n):
-            t = D[k, a, c]
-            for q in range(c):
-                t -= out[k, a, q] * out[k, c, q] * d[q]
-            out[k, a, c] = t / s
+            t[a] = D[k, a, c]
+        for q in range(c):
+            lc = D_fac[k, c, q]
+            dq = d[q]
+            for a in range(c + 1, n):
+                t[a] -= D_fac[k, a, q] * lc * dq
+        for a in range(c + 1, n):
+            D_fac[k, a, c] = t[a] / s
+    lo = math.inf
+    hi = 0.0
+    for a in range(n):
+        if d[a] != 0.0:
+            lo = min(lo, abs(d[a]))
+            hi = max(hi, abs(d[a]))
+    if p < 0:
+        return hi, lo
+    # E_k = H[k, parent] (n x m): a body under a joint is that joint's J block of the body,
+    # transposed; a joint under a body is its J block of that body
+    if body:
+        for a in range(n):
+            for c in range(m):
+                E[a, c] = row_J[r0 + c, sd, a]
+    else:
+        for a in range(n):
+            for c in range(m):
+                E[a, c] = row_J[r0 + a, sd, c]
+    # F_k = D_k^-1 E_k, all m columns at once: L z = e, z / d, L^T f = z (never D_k^-1 itself: module
+    # docstring, "Numerics")
+    for a in range(n):
+        for c in range(m):
+            F[k, a, c] = E[a, c]
+        for q in range(a):
+            lq = D_fac[k, a, q]
+            for c in range(m):
+                F[k, a, c] -= lq * F[k, q, c]
+    for a in range(n):
+        piv = D_fac[k, a, a]
+        for c in range(m):
+            F[k, a, c] *= piv
+    for a in range(n - 1, -1, -1):
+        for q in range(a + 1, n):
+            lq = D_fac[k, q, a]
+            for c in range(m):
+                F[k, a, c] -= lq * F[k, q, c]
+    # D_p -= E_k^T F_k (symmetric: the lower triangle summed, mirrored)
+    for a in range(m):
+        for c in range(a + 1):
+            S[a, c] = 0.0
+    for q in range(n):
+        for a in range(m):
+            e = E[q, a]
+            for c in range(a + 1):
+                S[a, c] += e * F[k, q, c]
+    for a in range(m):
+        for c in range(a + 1):
+            s = S[a, c]
+            D[p, a, c] -= s
+            if c != a:
+                D[p, c, a] -= s
+    return hi, lo
 
 
-@kernel
+@kernel(error_model="numpy")
 def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, row_offset,
                 row_J, row_cfm, body_mass, body_inv_inertia_world, soft_compliance, D, D_fac, F, H_diag):
     """Block LDL^T of H over the tree (module docstring): D_fac[k] = the factor L diag(d) L^T of the
-    pivot D_k (n_k x n_k, ``_ldl_factor``) and F[k] = D_k^-1 E_k (n_k x n_parent, solved with it);
+    pivot D_k (n_k x n_k, ``_eliminate``) and F[k] = D_k^-1 E_k (n_k x n_parent, solved with it);
     H_diag[k] = H_kk (the body's M, the joint's -Gamma) for the refinement of ``tree_sweep``. ``D``
     (>= node_count, 6, 6) is work space. A row with constraint force mixing gamma > 0 (a soft row)
     gets -gamma on its diagonal, or -``soft_compliance`` when that is > 0 (the projection: a spring is
     no position constraint, so an enormous compliance keeps its multiplier at zero). Returns the
     largest spread max |d| / min |d| of a pivot's factor (module docstring, "Numerics": how
-    ill-conditioned the worst pivot is)."""
+    ill-conditioned the worst pivot is). ``error_model="numpy"``: every division is guarded (1 / d_a
+    and L's entries only for |d_a| above the drop threshold, the spread only for max |d| > 0, the
+    inertia's adjugate only for det > 1e-300), so Python's zero-division checks never fired and only
+    cost (~1 us of chain50's 20)."""
     d = np.empty(6)
+    t = np.empty(6)
     spread = 1.0
     E = np.empty((6, 6))
+    S = np.empty((6, 6))
     size = np.empty(max(node_count, 1), dtype=np.int64)
     for k in range(node_count):
         n = node_size(k, node_kind, node_ref, joint_type)
         size[k] = n
-        for a in range(6):
-            for c in range(6):
+        for a in range(n):          # only the n x n block is ever read (D, D_fac, H_diag)
+            for c in range(n):
                 D[k, a, c] = 0.0
         if node_kind[k] == NODE_BODY:
             i = node_ref[k]
-            m = body_mass[i]
+            mass = body_mass[i]
             for a in range(3):
-                D[k, a, a] = m
+                D[k, a, a] = mass
             # I_world = (I_world^-1)^-1 by the adjugate (a dynamic body's inverse inertia is positive definite)
             A = body_inv_inertia_world
             c00 = A[i, 1, 1] * A[i, 2, 2] - A[i, 1, 2] * A[i, 2, 1]
@@ -322,8 +395,8 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
                 if g > 0.0 and soft_compliance > 0.0:
                     g = soft_compliance
                 D[k, a, a] = -g
-        for a in range(6):
-            for c in range(6):
+        for a in range(n):
+            for c in range(n):
                 H_diag[k, a, c] = D[k, a, c]
     for k in range(node_count - 1, -1, -1):
         n = size[k]
@@ -332,56 +405,63 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
         # its children add, so only rounding (PIVOT_ROUNDING) is dropped there. Measured: at 1e-12 a
         # 1e-5 kg box (smallest moment 1.9e-9 kg m^2) between the world and a 2.8e4 kg box had its
         # turning pivots dropped (scale 5e4) and the world tore the pair apart (1e162 J in 20 steps)
-        _ldl_factor(D, k, n, D_fac, d, PIVOT_ROUNDING if node_kind[k] == NODE_BODY else 1e-12)
-        lo = math.inf
-        hi = 0.0
-        for a in range(n):
-            if d[a] != 0.0:
-                lo = min(lo, abs(d[a]))
-                hi = max(hi, abs(d[a]))
+        body = node_kind[k] == NODE_BODY
+        tiny = PIVOT_ROUNDING if body else 1e-12
+        p = node_parent[k]
+        m = size[p] if p >= 0 else 0
+        sd = node_side[k]
+        r0 = row_offset + joint_row_start[node_ref[p] if body else node_ref[k]] if p >= 0 else 0
+        # the common block sizes as literals (constant trip counts: ``_eliminate``): a body under a
+        # ball or hinge / slider joint and such a joint under a body
+        if n == 6 and m == 3:
+            hi, lo = _eliminate(k, 6, p, 3, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+        elif n == 3 and m == 6:
+            hi, lo = _eliminate(k, 3, p, 6, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+        elif n == 6 and m == 5:
+            hi, lo = _eliminate(k, 6, p, 5, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+        elif n == 5 and m == 6:
+            hi, lo = _eliminate(k, 5, p, 6, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+        else:
+            hi, lo = _eliminate(k, n, p, m, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
         if hi > 0.0:
             spread = max(spread, hi / lo)
-        p = node_parent[k]
-        if p < 0:
-            continue
-        m = size[p]
-        # E_k = H[k, parent] (n x m): a body under a joint is that joint's J block of the body,
-        # transposed; a joint under a body is its J block of that body
-        sd = node_side[k]
-        if node_kind[k] == NODE_BODY:
-            r0 = row_offset + joint_row_start[node_ref[p]]
-            for a in range(6):
-                for c in range(m):
-                    E[a, c] = row_J[r0 + c, sd, a]
-        else:
-            r0 = row_offset + joint_row_start[node_ref[k]]
-            for a in range(n):
-                for c in range(6):
-                    E[a, c] = row_J[r0 + a, sd, c]
-        # F_k = D_k^-1 E_k column by column: L z = e, z / d, L^T f = z (never D_k^-1 itself: module
-        # docstring, "Numerics"), then D_p -= E_k^T F_k
-        for c in range(m):
-            for a in range(n):
-                t = E[a, c]
-                for q in range(a):
-                    t -= D_fac[k, a, q] * F[k, q, c]
-                F[k, a, c] = t
-            for a in range(n):
-                F[k, a, c] *= D_fac[k, a, a]
-            for a in range(n - 1, -1, -1):
-                t = F[k, a, c]
-                for q in range(a + 1, n):
-                    t -= D_fac[k, q, a] * F[k, q, c]
-                F[k, a, c] = t
-        for a in range(m):
-            for c in range(a + 1):
-                s = 0.0
-                for q in range(n):
-                    s += E[q, a] * F[k, q, c]
-                D[p, a, c] -= s
-                if c != a:
-                    D[p, c, a] -= s
     return spread
+
+
+@kernel(inline="always")
+def _forward_node(k, n, p, m, D_fac, F, y, x):
+    """Node k's forward step of ``_tree_solve``: x_k = D_k^-1 y_k by the factor's substitutions, then
+    y_p -= F_k^T y_k (p >= 0). The callers pass n and m as literals for the common block sizes
+    (constant trip counts, as ``_eliminate``); the arithmetic of every entry is unchanged."""
+    for a in range(n):
+        s = y[k, a]
+        for q in range(a):
+            s -= D_fac[k, a, q] * x[k, q]
+        x[k, a] = s
+    for a in range(n):
+        x[k, a] *= D_fac[k, a, a]
+    for a in range(n - 1, -1, -1):
+        s = x[k, a]
+        for q in range(a + 1, n):
+            s -= D_fac[k, q, a] * x[k, q]
+        x[k, a] = s
+    if p < 0:
+        return
+    for c in range(m):
+        s = 0.0
+        for a in range(n):
+            s += F[k, a, c] * y[k, a]
+        y[p, c] -= s
+
+
+@kernel(inline="always")
+def _back_node(k, n, p, m, F, x):
+    """Node k's back step of ``_tree_solve``: x_k -= F_k x_parent (literal n, m as ``_forward_node``)."""
+    for a in range(n):
+        s = 0.0
+        for c in range(m):
+            s += F[k, a, c] * x[p, c]
+        x[k, a] -= s
 
 
 @kernel
@@ -392,27 +472,18 @@ def _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac,
     # children come later in the list), then y_parent -= F_k^T y_k
     for k in range(node_count - 1, -1, -1):
         n = node_size(k, node_kind, node_ref, joint_type)
-        for a in range(n):
-            s = y[k, a]
-            for q in range(a):
-                s -= D_fac[k, a, q] * x[k, q]
-            x[k, a] = s
-        for a in range(n):
-            x[k, a] *= D_fac[k, a, a]
-        for a in range(n - 1, -1, -1):
-            s = x[k, a]
-            for q in range(a + 1, n):
-                s -= D_fac[k, q, a] * x[k, q]
-            x[k, a] = s
         p = node_parent[k]
-        if p < 0:
-            continue
-        m = node_size(p, node_kind, node_ref, joint_type)
-        for c in range(m):
-            s = 0.0
-            for a in range(n):
-                s += F[k, a, c] * y[k, a]
-            y[p, c] -= s
+        m = node_size(p, node_kind, node_ref, joint_type) if p >= 0 else 0
+        if n == 6 and m == 3:
+            _forward_node(k, 6, p, 3, D_fac, F, y, x)
+        elif n == 3 and m == 6:
+            _forward_node(k, 3, p, 6, D_fac, F, y, x)
+        elif n == 6 and m == 5:
+            _forward_node(k, 6, p, 5, D_fac, F, y, x)
+        elif n == 5 and m == 6:
+            _forward_node(k, 5, p, 6, D_fac, F, y, x)
+        else:
+            _forward_node(k, n, p, m, D_fac, F, y, x)
     # back, root first: x_k = w_k - F_k x_parent
     for k in range(node_count):
         p = node_parent[k]
@@ -420,11 +491,16 @@ def _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac,
             continue
         n = node_size(k, node_kind, node_ref, joint_type)
         m = node_size(p, node_kind, node_ref, joint_type)
-        for a in range(n):
-            s = 0.0
-            for c in range(m):
-                s += F[k, a, c] * x[p, c]
-            x[k, a] -= s
+        if n == 6 and m == 3:
+            _back_node(k, 6, p, 3, F, x)
+        elif n == 3 and m == 6:
+            _back_node(k, 3, p, 6, F, x)
+        elif n == 6 and m == 5:
+            _back_node(k, 6, p, 5, F, x)
+        elif n == 5 and m == 6:
+            _back_node(k, 5, p, 6, F, x)
+        else:
+            _back_node(k, n, p, m, F, x)
 
 
 @kernel(inline="always")
@@ -553,19 +629,35 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     worst = 0.0
     prev = math.inf
     undone = False
+    # the tree's joints (active) in runs of consecutive indices, whose rows follow each other (the
+    # registry's layout): one write_joint_rows call per run, not per joint (a call references and
+    # releases its 36 array arguments: ~0.46 us, 200 of them per Newton step on ragdolls)
+    in_tree = np.zeros(joint_type.shape[0], dtype=np.bool_)
+    for k in range(node_count):
+        if node_kind[k] == NODE_JOINT:
+            in_tree[node_ref[k]] = True
     for it in range(iterations + 1):
         worst = 0.0
+        j = 0
+        while j < in_tree.shape[0]:
+            if not in_tree[j]:
+                j += 1
+                continue
+            e = j + 1
+            while e < in_tree.shape[0] and in_tree[e]:
+                e += 1
+            write_joint_rows(j, e, joint_row_start[j], jp, False, True, joint_type, joint_body, joint_anchor,
+                             joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
+                             joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
+                             body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed,
+                             row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
+                             row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group)
+            j = e
         for k in range(node_count):
             if node_kind[k] != NODE_JOINT:
                 continue
             j = node_ref[k]
             r0 = joint_row_start[j]
-            write_joint_rows(j, j + 1, r0, jp, False, True, joint_type, joint_body, joint_anchor, joint_axis,
-                             joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
-                             joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever, body_position,
-                             body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed, row_body, row_J,
-                             row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
-                             row_kind, row_lambda, row_owner, row_cfm, row_group)
             for a in range(T.JOINT_BASE_ROWS[joint_type[j]]):
                 r = r0 + a
                 t = row_bias[r] * dt          # -C

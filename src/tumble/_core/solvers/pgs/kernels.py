@@ -718,3 +718,131 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
         for r in range(row_count):
             total[r] += row_lambda[r]
     return iters
+
+
+@kernel
+def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, use_tree, warm_scale, fraction,
+                           max_speed, joint_frequency, joint_damping, block_solve, sweeps, tolerance, relax_iterations,
+                           active_set, beta, slop, split_speed, row_turn_tolerance, turn_tolerance, merits, total,
+                           starts, restitution, no_bounce, depth, pseudo, row_orientation, changed, turned, reach,
+                           start, disp_lin, disp_ang, joint_count, joint_type, joint_body, joint_anchor, joint_axis,
+                           joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
+                           joint_motor_mode, joint_motor, joint_active, joint_row_start, joint_row_count,
+                           joint_impulse, joint_coord, joint_lever, node_count, node_kind, node_ref, node_parent,
+                           node_side, D, D_fac, F, H_diag, y, x, z, refine_spread, refine_steps, body_position,
+                           body_orientation, body_linear_velocity, body_angular_velocity, body_mass, body_inv_mass,
+                           body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
+                           body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
+                           angular_damping, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo,
+                           row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
+    """The substep loop of a pgs step with contact rows (0 .. ``offset``) and joint rows (``offset`` ..
+    ``row_count``), in one kernel call: the kernels ``PGSSolver._substeps`` calls one by one (and still
+    does with ``profile_stages``), in the same order and on the same arrays, so the result is the same
+    bit for bit (IEEE arithmetic, config.py). The caller has done the loop's set-up (the contact rows'
+    per-substep impulses and bounds, ``restitution``, ``depth``, the work arrays ``pseudo`` ..
+    ``disp_ang``, ``starts`` the manifolds or none). Issue 19: ragdolls' loop made ~14 kernel calls per
+    substep (12 substeps), each ~0.7 us plus ~0.13 us per array argument, as many laps and NumPy copies.
+
+    Per substep k: the contacts' targets (``substep_contact_targets``); the bodies' world inverse
+    inertias (k > 0), the joint coordinates and the joint rows at the poses now, their impulses (k = 0:
+    the last step's per step times ``warm_scale``; else the last substep's, zero on a turned body's),
+    the tree's factor (``use_tree``); v += h M^-1 F_ext; the solve (``solve_with_tree``, or the
+    manifold blocks / plain sweeps); the displacement since the step began, x += h v, the
+    pseudo-velocity pass when some contact is deep, the contact rows' B at the orientations now and
+    the turned bodies; the relax sweeps; the substep's impulses added to ``total``. ``merits``
+    (substeps,) gets theta after each solve. Returns (sweeps done, last theta)."""
+    kept = np.empty(max(row_count - offset, 0))
+    refine = 0
+    no_history = np.zeros(0)
+    manifolds = max(starts.shape[0] - 1, 0)
+    blocks = starts.shape[0] > 0
+    iters = 0
+    merit = 0.0
+    deep = 0
+    for sub in range(substeps):
+        deep = substep_contact_targets(contact_count, row_body, row_J, depth, restitution if sub == 0 else no_bounce,
+                                       disp_lin, disp_ang, beta, slop, max_speed, split_speed, h, row_bias,
+                                       row_bias_relax, pseudo, turned, row_lambda)
+        for r in range(offset, row_count):
+            kept[r - offset] = row_lambda[r]
+        if sub > 0:
+            update_body_frames(body_orientation, body_inv_inertia_local, body_inv_inertia_world, body_count)
+        update_joint_coordinates(joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
+                                 joint_active, body_position, body_orientation, joint_coord)
+        _prepare_joint_rows_serial(joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref,
+                                   joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
+                                   joint_motor_mode, joint_motor, joint_active, joint_row_start, joint_impulse,
+                                   joint_coord, joint_lever, body_position, body_orientation, body_inv_mass,
+                                   body_inv_inertia_world, body_fixed, h, fraction, max_speed, joint_frequency,
+                                   joint_damping, False, block_solve, offset, dt, row_body, row_J, row_B,
+                                   row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
+                                   row_lambda, row_owner, row_cfm, row_group)
+        if sub == 0:
+            load_joint_impulses(joint_count, joint_active, joint_row_start, joint_row_count, offset, joint_impulse,
+                                warm_scale, row_lambda)
+        else:
+            for r in range(offset, row_count):
+                row_lambda[r] = kept[r - offset]
+            forget_turned_rows(offset, row_count, row_body, turned, row_lambda)
+        if use_tree:
+            mark_tree_rows(node_count, node_kind, node_ref, joint_type, joint_row_start, offset, row_group)
+            spread = factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type,
+                                 joint_row_start, offset, row_J, row_cfm, body_mass, body_inv_inertia_world, 0.0, D,
+                                 D_fac, F, H_diag)
+            refine = refine_steps if spread > refine_spread else 0     # as JointTree.factor
+        integrate_velocities(body_linear_velocity, body_angular_velocity, body_orientation, body_inv_mass,
+                             body_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed,
+                             body_count, gravity, h, gyroscopic, linear_damping, angular_damping)
+        if use_tree:
+            done, merit = solve_with_tree(True, blocks, True, starts, manifolds, row_count, row_body, row_J, row_B,
+                                          row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm,
+                                          row_group, row_lambda, body_linear_velocity, body_angular_velocity, sweeps,
+                                          tolerance, node_count, node_kind, node_ref, node_parent, joint_type,
+                                          joint_row_start, offset, D_fac, F, H_diag, refine, y, x, z, active_set)
+        elif blocks:
+            done, merit = solve_pgs_blocks(starts, manifolds, row_count, row_body, row_J, row_B, row_inv_diag,
+                                           row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
+                                           body_linear_velocity, body_angular_velocity, sweeps, tolerance, active_set)
+        else:
+            done, merit = solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi,
+                                    row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
+                                    body_angular_velocity, sweeps, tolerance, no_history)
+        iters += done
+        merits[sub] = merit
+        accumulate_displacement(body_count, body_fixed, body_position, start, body_angular_velocity, h, disp_lin,
+                                disp_ang)
+        if midpoint:
+            integrate_positions_midpoint(body_position, body_orientation, body_linear_velocity,
+                                         body_angular_velocity, body_inertia_local, body_inv_inertia_local,
+                                         body_fixed, body_count, h)
+        else:
+            integrate_positions(body_position, body_orientation, body_linear_velocity, body_angular_velocity,
+                                body_fixed, body_count, h)
+        if deep:
+            pseudo_correction(starts, manifolds, row_count, row_body, row_J, row_B, row_inv_diag, pseudo, row_lo,
+                              row_hi, row_link, row_mu, row_cfm, row_group, body_position, body_orientation,
+                              body_fixed, body_count, sweeps, h, disp_ang, body_angular_velocity, active_set)
+        for i in range(body_count):
+            for c in range(3):
+                disp_lin[i, c] = body_position[i, c] - start[i, c]
+        refresh_turned_rows(offset, row_body, row_J, row_B, row_inv_diag, body_orientation, row_orientation,
+                            body_inv_inertia_local, body_inv_inertia_world, body_fixed, body_count, changed,
+                            row_turn_tolerance)
+        mark_turned_bodies(body_count, body_fixed, disp_ang, reach, turn_tolerance, turned)
+        if relax_iterations > 0 and use_tree:
+            solve_with_tree(False, blocks, False, starts, manifolds, row_count, row_body, row_J, row_B, row_inv_diag,
+                            row_bias_relax, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda,
+                            body_linear_velocity, body_angular_velocity, relax_iterations, 0.0, node_count, node_kind,
+                            node_ref, node_parent, joint_type, joint_row_start, offset, D_fac, F, H_diag, refine, y,
+                            x, z, active_set)
+        elif relax_iterations > 0 and blocks:
+            relax_pgs_blocks(starts, manifolds, row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax,
+                             row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
+                             body_angular_velocity, relax_iterations, active_set)
+        elif relax_iterations > 0:
+            relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
+                      row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,
+                      relax_iterations)
+        for r in range(row_count):
+            total[r] += row_lambda[r]
+    return iters, merit

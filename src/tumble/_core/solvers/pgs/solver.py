@@ -20,6 +20,7 @@ from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
+    contact_joint_substeps,
     contact_substeps,
     forget_turned_rows,
     joint_substeps,
@@ -320,6 +321,36 @@ class PGSSolver(Solver):
         if not offset and not core.profile_stages:
             # joint rows only: the loop below in one kernel call, bit for bit (kernels.joint_substeps)
             self._joint_substeps(core, tree, dt, n, rows, prof, t)
+            return
+        if not core.profile_stages:
+            # contact and joint rows: the loop below in one kernel call on the arrays set up above, bit
+            # for bit (kernels.contact_joint_substeps)
+            merits = np.zeros(n)
+            fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
+            tr = tree if tree is not None else _NO_TREE
+            iters, merit = contact_joint_substeps(
+                n, h, dt, offset, rows, c.count, tree is not None, inv_n if s.warm_start else 0.0, fraction,
+                s.max_correction_speed, s.joint_frequency, s.joint_damping_ratio, s.joint_block_solve, sweeps,
+                s.tolerance, s.relax_iterations, s.normal_block_active_set, beta, s.slop, s.split_speed,
+                ROW_TURN_TOLERANCE, TURN_TOLERANCE, merits, total, starts, restitution, no_bounce, depth, pseudo,
+                row_orientation, changed, turned, reach, start, disp_lin, disp_ang, js.count, js.joint_type,
+                js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length,
+                js.joint_soft, js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor,
+                js.joint_active, js.joint_row_start, js.joint_row_count, js.joint_impulse, js.joint_coord,
+                js.joint_lever, tr.count, tr.kind, tr.ref, tr.parent, tr.side, tr.D, tr.D_fac, tr.F, tr.H_diag, tr.y,
+                tr.x, tr.z, joint_tree.REFINE_SPREAD, joint_tree.REFINE_STEPS, b.body_position, b.body_orientation,
+                b.body_linear_velocity, b.body_angular_velocity, b.body_mass, b.body_inv_mass, b.body_inertia_local,
+                b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, nb,
+                core.gravity, stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping,
+                s.angular_damping, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax,
+                r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm,
+                r.row_group)
+            stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
+            store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
+            stages.finish_joints(core, offset, total, dt)
+            t = stages.lap(prof, "substeps", t)
+            stages.project_joints(core, dt, tree)
+            stages.lap(prof, "joints", t)
             return
         deep = 0
         for k in range(n):
