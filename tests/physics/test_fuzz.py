@@ -359,20 +359,22 @@ def test_fast_spinning_thin_bodies_keep_the_bound(name):
 def test_fast_spin_breaks_the_bound_with_the_rows_inertia_of_the_collision(monkeypatch):
     """The contrast that locates the first cause: without rebuilding B at the orientation now
     (``ROW_TURN_TOLERANCE`` infinite; and every substep warm-started, ``TURN_TOLERANCE`` infinite, whose
-    cold starts late in the step would hide it) the board breaks the bound again."""
+    cold starts late in the step would hide it) the board breaks the bound again; with ``pushed_energy_guard``
+    off, which since issue 17's deep-lift fix holds the board as well (measured 151 J below the bound)."""
     from tumble._core.solvers.pgs import solver as pgs_solver
     monkeypatch.setattr(pgs_solver, "ROW_TURN_TOLERANCE", math.inf)
     monkeypatch.setattr(pgs_solver, "TURN_TOLERANCE", math.inf)
-    _, _, excess = _run(FAST_SPIN_CASES["pgs_board24"])
+    _, _, excess = _run(FAST_SPIN_CASES["pgs_board24"], pushed_energy_guard=False)   # the guard holds it too
     assert excess > 0.0
 
 
 def test_fast_spin_breaks_the_bound_with_the_last_substeps_impulses(monkeypatch):
     """The contrast for the second cause: warm-starting every substep (``TURN_TOLERANCE`` infinite)
-    lets the plate gain again (+1.6e6 J beyond the bound)."""
+    lets the plate gain again (+1.6e6 J beyond the bound); with ``pushed_energy_guard`` off, which holds the
+    plate as well (measured 3.5e5 J below the bound)."""
     from tumble._core.solvers.pgs import solver as pgs_solver
     monkeypatch.setattr(pgs_solver, "TURN_TOLERANCE", math.inf)
-    _, _, excess = _run(FAST_SPIN_CASES["pgs_plate193"])
+    _, _, excess = _run(FAST_SPIN_CASES["pgs_plate193"], pushed_energy_guard=False)  # the guard holds it too
     assert excess > 0.0
 
 
@@ -387,8 +389,9 @@ def test_jacobi_overshooting_sweeps_keep_the_bound(name):
 @pytest.mark.parametrize("name", sorted(JACOBI_OVERSHOOT_CASES))
 def test_jacobi_overshooting_sweeps_break_the_bound_without_the_relaxation_bound(name):
     """The contrast: ``relaxation_bound=0`` (omega = 0.2 on every row, the solver before the fix) breaks
-    the bound again (1.5e11 J, 3.2e8 J and 1.9e5 J beyond it)."""
-    _, _, excess = _run(JACOBI_OVERSHOOT_CASES[name], relaxation_bound=0.0)
+    the bound again (1.5e11 J, 3.2e8 J and 1.9e5 J beyond it); with ``pushed_energy_guard=False`` too, which
+    since issue 17's deep-lift fix holds these worlds as well (measured 1.2e11 J, 9.0e6 J and 2.6e4 J below)."""
+    _, _, excess = _run(JACOBI_OVERSHOOT_CASES[name], relaxation_bound=0.0, pushed_energy_guard=False)
     assert excess > 0.0
 
 
@@ -569,8 +572,10 @@ def test_deep_box_lifted_by_the_pseudo_pass_breaks_the_bound_without_the_guard(s
     assert excess > 0.0
 
 
-#: the half extents of a deep-lift body's shape [m]: 5 cm .. 8 m (the case above is 0.25 x 1 x 8)
-DEEP_SIZES = st.floats(min_value=0.05, max_value=8.0).map(lambda x: float(f"{x:.3g}"))
+#: the half extents of a deep-lift body's shape [m]: 5 cm .. 2 m across, 0.5 .. 8 m along its local z (the case
+#: above is 0.25 x 1 x 8); a capsule's (radius, half length), a cylinder's (radius, -, half length)
+DEEP_SIZES = st.floats(min_value=0.05, max_value=2.0).map(lambda x: float(f"{x:.3g}"))
+LONG_SIZES = st.floats(min_value=0.5, max_value=8.0).map(lambda x: float(f"{x:.3g}"))
 #: a cylinder (no shape of its own in tumble) as the convex hull of a 16-sided prism, radius and half length 1
 _PRISM = np.array([(math.cos(2 * math.pi * k / 16), math.sin(2 * math.pi * k / 16), z)
                    for z in (-1.0, 1.0) for k in range(16)])
@@ -584,8 +589,8 @@ def _deep_shape(kind, dims):
     if kind == "box":
         return tb.Box((a, b, c)), None
     if kind == "capsule":
-        return tb.Capsule(a, b), None
-    points = _PRISM * np.array([a, a, b])
+        return tb.Capsule(a, c), None
+    points = _PRISM * np.array([a, a, c])
     return tb.ConvexHull(points), points
 
 
@@ -602,17 +607,18 @@ def _reach_below(kind, dims, q):
     if kind == "box":
         return float(abs(R[2, 0]) * a + abs(R[2, 1]) * b + abs(R[2, 2]) * c)
     if kind == "capsule":
-        return float(a + abs(R[2, 2]) * b)
+        return float(a + abs(R[2, 2]) * c)
     return float(np.max(-(_deep_shape(kind, dims)[1] @ R.T)[:, 2]))
 
 
 @st.composite
 def deep_lift_worlds(draw):
     """JACOBI_DEEP_LIFT_CASE's class: a body of any shape (box, sphere, capsule, a cylinder as a convex hull)
-    whose lowest point starts 0.5 .. 10 m deep in the ground, at a random orientation and spin (up to 3 rad/s
-    about each axis), alone or with 1-2 more bodies stacked on it (each on the one below, up to 0.5 m into it,
-    up to 0.3 m off its axis); pgs, jacobi or gauss, dt 1/60 or 1/240, 40-60 steps. A case is (solver, dt,
-    steps, [(kind, half extents, density, position, orientation, spin)])."""
+    elongated along its local z, whose lowest point starts 0.5 .. 10 m deep in the ground, standing (tilted
+    up to 0.6 rad) or at any orientation, spinning up to 3 rad/s about each axis, alone or with 1-2 more
+    bodies stacked on it (each on the one below, up to 0.5 m into it, up to 0.3 m off its axis); pgs,
+    jacobi or gauss, dt 1/60 or 1/240, 40-60 steps. A case is (solver, dt, steps, [(kind, half extents,
+    density, position, orientation, spin)])."""
     solver = draw(st.sampled_from(DEEP_LIFT_SOLVERS))
     dt = draw(st.sampled_from([1 / 60, 1 / 240]))
     steps = draw(st.integers(min_value=40, max_value=60))
@@ -622,11 +628,18 @@ def deep_lift_worlds(draw):
     top = None
     for i in range(n):
         kind = draw(st.sampled_from(["box", "sphere", "capsule", "cylinder"]))
-        dims = (draw(DEEP_SIZES), draw(DEEP_SIZES), draw(DEEP_SIZES))
+        # elongated along local z (a long body pivots on its buried end, the class's mechanism)
+        dims = (draw(DEEP_SIZES), draw(DEEP_SIZES), draw(LONG_SIZES))
         density = draw(st.sampled_from([1.0, 30.0, 1000.0]))
-        q = np.array([draw(unit) for _ in range(4)])
-        q = tuple(float(f"{v:.4g}") for v in (q / np.linalg.norm(q) if np.linalg.norm(q) > 0.1 else (1, 0, 0, 0)))
-        q = tuple(np.array(q) / np.linalg.norm(q))
+        if draw(st.booleans()):     # standing: tilted up to 0.6 rad about a horizontal axis (the found case: 0)
+            tilt = draw(st.floats(min_value=0.0, max_value=0.6))
+            phi = draw(st.floats(min_value=0.0, max_value=2.0 * math.pi))
+            q = np.array([math.cos(0.5 * tilt), math.sin(0.5 * tilt) * math.cos(phi),
+                          math.sin(0.5 * tilt) * math.sin(phi), 0.0])
+        else:                       # any orientation
+            q = np.array([draw(unit) for _ in range(4)])
+            q = q / np.linalg.norm(q) if np.linalg.norm(q) > 0.1 else np.array([1.0, 0.0, 0.0, 0.0])
+        q = tuple(float(v) for v in q)
         spin = tuple(float(f"{draw(st.floats(-3.0, 3.0)):.3g}") for _ in range(3))
         reach = _reach_below(kind, dims, q)
         if i == 0:
@@ -662,9 +675,32 @@ def _run_deep(case, **settings):
     return w, True, excess
 
 
-@settings(max_examples=20, derandomize=True, deadline=None,
+#: the class in deep_lift_worlds' form, from a sweep of standing bodies (pgs, dt 1/60, 60 steps; before
+#: ``pushed_energy_guard``): a 0.5 x 2 x 16 m box tilted 0.4 rad, 4 m deep, turning at 0.5 rad/s, 24.9 J beyond the
+#: bound (128.5 J below with the guard); a capsule (radius 0.25 m, half length 8 m) so, 8 m deep, 11.1 J beyond
+#: (25.8 J below)
+_TILT = (math.cos(0.2), 0.0, math.sin(0.2), 0.0)
+DEEP_LIFT_CASES = {
+    "tilted_box": ("pgs", 1 / 60, 60, [("box", (0.25, 1.0, 8.0), 1.0, (0.0, 0.0, _reach_below("box", (0.25, 1.0, 8.0),
+                                                                                               _TILT) - 4.0),
+                                        _TILT, (0.0, 0.5, 0.0))]),
+    "tilted_capsule": ("pgs", 1 / 60, 60, [("capsule", (0.25, 1.0, 8.0), 1.0,
+                                            (0.0, 0.0, _reach_below("capsule", (0.25, 1.0, 8.0), _TILT) - 8.0),
+                                            _TILT, (0.0, 0.5, 0.0))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEEP_LIFT_CASES))
+def test_deep_tilted_bodies_break_the_bound_without_the_guard(name):
+    _, _, excess = _run_deep(DEEP_LIFT_CASES[name], pushed_energy_guard=False)
+    assert excess > 0.0
+
+
+@settings(max_examples=40, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(deep_lift_worlds())
+@example(DEEP_LIFT_CASES["tilted_box"])
+@example(DEEP_LIFT_CASES["tilted_capsule"])
 def test_deep_bodies_lifted_out_of_the_ground_keep_the_bound(case):
     """The class of JACOBI_DEEP_LIFT_CASE on a fixed (derandomized) draw (DEEP_LIFT_EXAMPLES_NOTE)."""
     w, finished, excess = _run_deep(case)
