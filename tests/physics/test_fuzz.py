@@ -572,10 +572,10 @@ def test_deep_box_lifted_by_the_pseudo_pass_breaks_the_bound_without_the_guard(s
     assert excess > 0.0
 
 
-#: the half extents of a deep-lift body's shape [m]: 5 cm .. 2 m across, 0.5 .. 8 m along its local z (the case
+#: the half extents of a deep-lift body's shape [m]: 5 cm .. 2 m across, 1 .. 10 m along its local z (the case
 #: above is 0.25 x 1 x 8); a capsule's (radius, half length), a cylinder's (radius, -, half length)
 DEEP_SIZES = st.floats(min_value=0.05, max_value=2.0).map(lambda x: float(f"{x:.3g}"))
-LONG_SIZES = st.floats(min_value=0.5, max_value=8.0).map(lambda x: float(f"{x:.3g}"))
+LONG_SIZES = st.floats(min_value=1.0, max_value=10.0).map(lambda x: float(f"{x:.3g}"))
 #: a cylinder (no shape of its own in tumble) as the convex hull of a 16-sided prism, radius and half length 1
 _PRISM = np.array([(math.cos(2 * math.pi * k / 16), math.sin(2 * math.pi * k / 16), z)
                    for z in (-1.0, 1.0) for k in range(16)])
@@ -615,7 +615,7 @@ def _reach_below(kind, dims, q):
 def deep_lift_worlds(draw):
     """JACOBI_DEEP_LIFT_CASE's class: a body of any shape (box, sphere, capsule, a cylinder as a convex hull)
     elongated along its local z, whose lowest point starts 0.5 .. 10 m deep in the ground, standing (tilted
-    up to 0.6 rad) or at any orientation, spinning up to 3 rad/s about each axis, alone or with 1-2 more
+    up to 0.6 rad) or at any orientation, spinning up to 1.5 rad/s about each axis, alone or with 1-2 more
     bodies stacked on it (each on the one below, up to 0.5 m into it, up to 0.3 m off its axis); pgs,
     jacobi or gauss, dt 1/60 or 1/240, 40-60 steps. A case is (solver, dt, steps, [(kind, half extents,
     density, position, orientation, spin)])."""
@@ -640,7 +640,7 @@ def deep_lift_worlds(draw):
             q = np.array([draw(unit) for _ in range(4)])
             q = q / np.linalg.norm(q) if np.linalg.norm(q) > 0.1 else np.array([1.0, 0.0, 0.0, 0.0])
         q = tuple(float(v) for v in q)
-        spin = tuple(float(f"{draw(st.floats(-3.0, 3.0)):.3g}") for _ in range(3))
+        spin = tuple(float(f"{draw(st.floats(-1.5, 1.5)):.3g}") for _ in range(3))
         reach = _reach_below(kind, dims, q)
         if i == 0:
             depth = draw(st.floats(min_value=0.5, max_value=10.0))
@@ -687,6 +687,17 @@ DEEP_LIFT_CASES = {
     "tilted_capsule": ("pgs", 1 / 60, 60, [("capsule", (0.25, 1.0, 8.0), 1.0,
                                             (0.0, 0.0, _reach_below("capsule", (0.25, 1.0, 8.0), _TILT) - 8.0),
                                             _TILT, (0.0, 0.5, 0.0))]),
+    #: found by deep_lift_worlds with more examples (--hypothesis-seed 5): a 140 t capsule (radius 1.73 m, half
+    #: length 6.38 m) standing 6.7 m deep, turning at 1.4 rad/s, two cylinders stacked on it; jacobi 4.1e5 J beyond
+    #: the bound without the guard, 1.2e6 J below with it
+    "jacobi_capsule_stack": ("jacobi", 1 / 60, 52, [
+        ("capsule", (1.73, 0.55, 6.38), 1000.0, (0.0, 0.0, 1.366),
+         (0.9984103438899317, -0.04535134478544751, -0.03346700972211111, 0.0), (-1.18, -0.675, 0.0)),
+        ("cylinder", (0.0995, 0.742, 3.82), 30.0, (-0.3, 0.1769, 12.48),
+         (0.32440991094047733, -0.4722502504074407, -0.8195433876372543, -0.009303034652966467),
+         (1e-05, 0.0, -0.904)),
+        ("cylinder", (0.986, 1.37, 1.63), 30.0, (0.0, 0.2763, 17.24), (0.9553364891256061, 0.2955202066613395, 0.0, 0.0),
+         (-1.1, -0.399, 1.4))]),
 }
 
 
@@ -701,8 +712,15 @@ def test_deep_tilted_bodies_break_the_bound_without_the_guard(name):
 @given(deep_lift_worlds())
 @example(DEEP_LIFT_CASES["tilted_box"])
 @example(DEEP_LIFT_CASES["tilted_capsule"])
+@example(DEEP_LIFT_CASES["jacobi_capsule_stack"])
 def test_deep_bodies_lifted_out_of_the_ground_keep_the_bound(case):
-    """The class of JACOBI_DEEP_LIFT_CASE on a fixed (derandomized) draw (DEEP_LIFT_EXAMPLES_NOTE)."""
+    """The class of JACOBI_DEEP_LIFT_CASE on a fixed (derandomized) draw of 40 worlds. Run with more examples
+    (guard on and off on each world; --hypothesis-seed 5, 200 worlds: 95 jacobi, 71 gauss, 34 pgs): none broke
+    the bound with the guard; without it 7 jacobi worlds did (the worst 4.1e5 J beyond, 1.2e6 J below with the
+    guard), no pgs or gauss world. Seeds 1-4 (850
+    worlds, spin up to 3 rad/s, bodies up to 8 m long; seed 1's 300 checked with the guard only) found none with
+    or without the guard: the class needs a long standing body turning slowly (DEEP_LIFT_CASES). The 7 jacobi
+    worlds are variants of one (Hypothesis explored around it): DEEP_LIFT_CASES["jacobi_capsule_stack"]."""
     w, finished, excess = _run_deep(case)
     assert finished, "stopped on non-finite state"
     assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
