@@ -59,7 +59,9 @@ class JacobiSettings(ContactSettings, RowSettings, SolverSettings):
             (``integrate.guard_pushed_bodies``; as ``PGSSettings.pushed_energy_guard``) [tumble, issue 17].
             Default True. Measured: the 0.5 x 2 x 16 m box of PGSSettings' note, 8 m deep, 70 J beyond
             the fuzz's energy bound after 60 steps without it, 143 J below with it; ball_grid125 12 J of
-            kinetic energy after 12 steps against 1631 J. False: the solver before it.
+            kinetic energy after 12 steps against 1631 J; pile1000, whose landing bodies sink up to 11 cm
+            under jacobi (14 of its first 300 steps have a deep contact), 71 J after 100 steps against
+            143 J, both at rest by step 200. False: the solver before it.
     """
 
     relaxation: float = 0.2
