@@ -355,7 +355,7 @@ class PGSSolver(Solver):
             self._joint_substeps(core, tree, dt, n, rows, prof, t)
             return
         deep = 0
-        guard = _PushedGuard(core) if offset and s.pushed_energy_guard else None
+        guard = None    # the energy guard of the pushed bodies, made at the first substep with a deep contact
         for k in range(n):
             if offset:
                 # the bounce target only in the first substep (Box2D v3 applies restitution once per
@@ -364,8 +364,11 @@ class PGSSolver(Solver):
                                                restitution if k == 0 else no_bounce, disp_lin, disp_ang, beta, s.slop,
                                                s.max_correction_speed, s.split_speed, h, r.row_bias, r.row_bias_relax,
                                                pseudo, turned, r.row_lambda)
-                if deep and guard is not None:
-                    guard.start(core)
+                if deep and s.pushed_energy_guard:
+                    if guard is None:
+                        guard = _PushedGuard(core)      # (its start state taken)
+                    else:
+                        guard.start(core)
             if joint_rows:
                 kept = r.row_lambda[offset:rows].copy()
                 if k > 0:
