@@ -88,6 +88,15 @@ class GaussSettings(ContactSettings, SolverSettings):
             top one at 40 m/s (the pushes add up along the column), now 0. The library scenes never
             overlap that deep (speculative margin): their state hashes are unchanged, and with them
             the cost (the second QP runs only in steps with a deep overlap).
+        pushed_energy_guard: a body the push of a deep overlap moves gains kinetic energy in that step
+            only from the work gravity and its applied forces did along the way it actually went,
+            velocity and push together (``integrate.guard_pushed_bodies``; as
+            ``PGSSettings.pushed_energy_guard``) [tumble, issue 17]. Default True. gauss's velocities
+            come from the second QP, whose overlapping rows hold the contact points as pgs's deep rows
+            do; its push (10 m/s) outran the pivoting fall in every deep-lift world tried (278 gauss
+            worlds of tests/physics/test_fuzz.py's deep_lift_worlds, none beyond the bound with the guard
+            or without it), so here the guard is a safeguard, not a measured fix; the library scenes'
+            state hashes are unchanged. False: the solver before it.
     """
 
     contact_margin: float = 0.005
@@ -99,6 +108,7 @@ class GaussSettings(ContactSettings, SolverSettings):
     friction_edges: int = 8
     max_correction_speed: float = 10.0
     split_speed: float = 1.0
+    pushed_energy_guard: bool = True
 
     def validate(self) -> None:
         super().validate()
@@ -115,5 +125,6 @@ class GaussSettings(ContactSettings, SolverSettings):
                                 "(the edges of the polyhedral friction cone)")
         check_nonnegative("max_correction_speed", self.max_correction_speed)
         check_nonnegative("split_speed", self.split_speed)
+        check_flag("pushed_energy_guard", self.pushed_energy_guard)
         if self.max_correction_speed == 0:
             raise SettingsError("setting max_correction_speed=0 must be > 0 [m/s]")

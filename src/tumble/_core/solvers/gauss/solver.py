@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from tumble._core import stages
-from tumble._core.dynamics.integrate import STATE_LIMIT, correct_bodies
+from tumble._core.dynamics.integrate import STATE_LIMIT, correct_bodies, guard_pushed_bodies, pushed_start
 from tumble._core.solvers.gauss import qp as gqp
 from tumble._core.solvers.gauss.settings import GaussSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
@@ -49,6 +49,13 @@ class GaussSolver(Solver):
         # u* (gravity, user forces, gyroscopic term) in the frames of the current orientations: the
         # detection below would refresh them too late for the prediction (R I^-1 R^T of this pose)
         stages.refresh_frames(core)
+        guard = None
+        if s.pushed_energy_guard and n:
+            # the state the energy guard of the pushed bodies measures the step from (whether some contact
+            # is deep is known only after the detection below)
+            guard = (np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3)))
+            pushed_start(n, b.body_fixed, b.body_position, b.body_orientation, b.body_linear_velocity,
+                         b.body_angular_velocity, *guard)
         stages.integrate_velocities(core, dt)
         margin = s.contact_margin
         if s.speculative_margin and n:
@@ -115,6 +122,13 @@ class GaussSolver(Solver):
             disp_ang[problem.active] = dt * (push[:, 3:] - b.body_angular_velocity[problem.active])
             correct_bodies(n, b.body_fixed, disp_lin, disp_ang, b.body_position, b.body_orientation,
                            b.body_angular_velocity)
+            if guard is not None:
+                # a pushed body gains kinetic energy only from the work its forces did along the way it
+                # went, push included (``GaussSettings.pushed_energy_guard``, issue 17)
+                pushed = np.any(disp_lin != 0.0, axis=1) | np.any(disp_ang != 0.0, axis=1)
+                guard_pushed_bodies(n, b.body_fixed, pushed, b.body_mass, b.body_inertia_local, core.gravity,
+                                    b.body_force, b.body_torque, dt, *guard, b.body_position, b.body_orientation,
+                                    b.body_linear_velocity, b.body_angular_velocity)
         stages.lap(prof, "integrate", t)
         return contacts
 

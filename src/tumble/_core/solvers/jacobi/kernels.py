@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.dynamics.integrate import apply_pseudo_velocities
+from tumble._core.dynamics.integrate import apply_pseudo_velocities, mark_pushed
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, clamped_update, row_velocity, warm_start
 
@@ -182,18 +182,20 @@ def relax_jacobi(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax
 @kernel
 def jacobi_pseudo_correction(row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link,
                              row_mu, row_cfm, body_position, body_orientation, body_fixed, body_count, iterations,
-                             omega, bound, dt, v_ang):
+                             omega, bound, dt, v_ang, pushed):
     """The deep overlaps' pseudo-velocity pass (``RowSettings.split_speed``) in guarded Jacobi sweeps:
     from zero velocities and impulses, ``iterations`` sweeps solve J v_p = bias_pseudo (the deep
     contacts' pushes, 0 on every other row, lambda_p in the rows' own bounds), every dynamic body
     is displaced by dt v_p (``displace_body``) and v_p is dropped, so separating a deep overlap
     moves bodies without giving them the push as velocity; a body it turns keeps its body-frame
-    angular velocity (``turn_with_body``)."""
+    angular velocity (``turn_with_body``). ``pushed`` (n,) gets the bodies the pass moved
+    (``mark_pushed``; zero-length: not recorded), for the energy guard (``integrate.guard_pushed_bodies``)."""
     lam_p = np.zeros(row_count)
     vp_lin = np.zeros((body_count, 3))
     vp_ang = np.zeros((body_count, 3))
     guarded_sweeps(row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link, row_mu,
                    row_cfm, lam_p, vp_lin, vp_ang, iterations, omega, bound, body_count, 0.0, np.zeros(0))
+    mark_pushed(body_count, body_fixed, vp_lin, vp_ang, pushed)
     apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, dt, body_position, body_orientation, v_ang)
 
 

@@ -10,11 +10,13 @@ import numpy as np
 
 from tumble._core import stages
 from tumble._core.contact.rows import ROW_TURN_TOLERANCE, refresh_turned_rows, split_deep_rows, store_contact_impulses
+from tumble._core.dynamics.integrate import guard_pushed_bodies, pushed_start
 from tumble._core.solvers.jacobi.kernels import jacobi_pseudo_correction, relax_jacobi, solve_jacobi
 from tumble._core.solvers.jacobi.settings import JacobiSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
 
 _EMPTY = np.zeros(0)
+_NO_PUSHED = np.zeros(0, dtype=np.bool_)
 
 
 class JacobiSolver(Solver):
@@ -35,7 +37,6 @@ class JacobiSolver(Solver):
         contacts = stages.collide(core, prof, t, s.warm_start)
         t = time.perf_counter()
         stages.prepare_rows(core, dt)
-        stages.integrate_velocities(core, dt)
         c = core.contacts
         # deep overlaps (push above split_speed) leave the velocity solve for the pseudo-velocity pass
         deep, pseudo = 0, _EMPTY
@@ -43,6 +44,14 @@ class JacobiSolver(Solver):
             pseudo = np.zeros(r.count)
             deep = split_deep_rows(c.count, c.contact_depth, s.baumgarte / dt, s.slop, s.max_correction_speed,
                                    s.split_speed, r.row_bias, r.row_bias_relax, pseudo)
+        n = b.count
+        guard = deep and s.pushed_energy_guard
+        if guard:   # the state the energy guard of the pushed bodies measures the step from
+            pushed = np.zeros(n, dtype=np.bool_)
+            x0, v_lin0, w_body0 = np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 3))
+            pushed_start(n, b.body_fixed, b.body_position, b.body_orientation, b.body_linear_velocity,
+                         b.body_angular_velocity, x0, v_lin0, w_body0)
+        stages.integrate_velocities(core, dt)
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
@@ -61,7 +70,7 @@ class JacobiSolver(Solver):
                                      r.row_hi, r.row_link, r.row_mu, r.row_cfm, b.body_position, b.body_orientation,
                                      b.body_fixed, b.count, s.iterations, float(s.relaxation),
                                      float(s.relaxation_bound), dt,
-                                     b.body_angular_velocity)
+                                     b.body_angular_velocity, pushed if guard else _NO_PUSHED)
         t = stages.lap(prof, "integrate", t)
         if relax:
             # B = M^-1 J^T at the orientations after the move (issue 17: a 168 m capsule spinning at
@@ -74,6 +83,12 @@ class JacobiSolver(Solver):
                          b.body_angular_velocity, s.relax_iterations, float(s.relaxation),
                          float(s.relaxation_bound), b.count)
             t = stages.lap(prof, "relax", t)
+        if guard:
+            # a pushed body gains kinetic energy only from the work its forces did along the way it
+            # went, push included (``JacobiSettings.pushed_energy_guard``, issue 17)
+            guard_pushed_bodies(n, b.body_fixed, pushed, b.body_mass, b.body_inertia_local, core.gravity,
+                                b.body_force, b.body_torque, dt, x0, v_lin0, w_body0, b.body_position,
+                                b.body_orientation, b.body_linear_velocity, b.body_angular_velocity)
         c = core.contacts
         store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse, c.contact_friction_impulse)
         stages.lap(prof, "store", t)

@@ -13,9 +13,12 @@ from tumble._core.config import kernel
 from tumble._core.contact.rows import contact_reach, refresh_turned_rows
 from tumble._core.dynamics.integrate import (
     apply_pseudo_velocities,
+    guard_pushed_bodies,
     integrate_positions,
     integrate_positions_midpoint,
     integrate_velocities,
+    mark_pushed,
+    pushed_start,
     update_body_frames,
 )
 from tumble._core.dynamics.joints.rows import load_joint_impulses, prepare_joint_rows, update_joint_coordinates
@@ -457,7 +460,7 @@ def solve_with_tree(warm, blocks, merit, manifold_start, manifold_count, row_cou
 @kernel
 def pseudo_correction(manifold_start, manifold_count, row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo,
                       row_lo, row_hi, row_link, row_mu, row_cfm, row_group, body_position, body_orientation,
-                      body_fixed, body_count, iterations, h, disp_ang, v_ang, active_set):
+                      body_fixed, body_count, iterations, h, disp_ang, v_ang, active_set, pushed):
     """The pseudo-velocity pass of position_correction="hybrid" (split impulse for the deep
     contacts only): PGS sweeps from zero (own accumulated impulses lambda_p >= 0 and the rows' own
     friction cones) solve J v_p = bias_pseudo -- the capped push ``max_correction_speed`` on the deep
@@ -468,7 +471,9 @@ def pseudo_correction(manifold_start, manifold_count, row_count, row_body, row_J
     ``max_correction_speed`` without kinetic energy, however jammed it is (a jam is an infeasible
     LCP; its impulses grow from sweep to sweep, but they start from zero each pass and are never
     kept). ``manifold_count`` > 0 uses the manifold block sweep (``block_sweep``), 0 scalar sweeps.
-    disp_ang += h w_p: the rotation since the step began, for ``substep_contact_targets``."""
+    disp_ang += h w_p: the rotation since the step began, for ``substep_contact_targets``. ``pushed``
+    (n,) gets the bodies the pass moved (``mark_pushed``; zero-length: not recorded), for the energy
+    guard (``integrate.guard_pushed_bodies``)."""
     lam_p = np.zeros(row_count)
     vp_lin = np.zeros((body_count, 3))
     vp_ang = np.zeros((body_count, 3))
@@ -479,6 +484,7 @@ def pseudo_correction(manifold_start, manifold_count, row_count, row_body, row_J
         else:
             pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link,
                       row_mu, row_cfm, row_group, lam_p, vp_lin, vp_ang)
+    mark_pushed(body_count, body_fixed, vp_lin, vp_ang, pushed)
     apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, h, body_position, body_orientation, v_ang)
     for i in range(min(body_count, disp_ang.shape[0])):
         if not body_fixed[i]:
@@ -508,10 +514,10 @@ def manifold_starts_of(contact_count, contact_key):
 def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, row_inv_diag, row_bias,
                      row_bias_relax, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, contact_key,
                      contact_depth, body_position, body_orientation, body_linear_velocity, body_angular_velocity,
-                     body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
-                     body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
+                     body_mass, body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world,
+                     body_force, body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
                      angular_damping, beta, slop, max_correction_speed, split_speed, sweeps, tolerance,
-                     relax_iterations, record_merit, merits, active_set, row_turn_tolerance, turn_tolerance):
+                     relax_iterations, record_merit, merits, active_set, row_turn_tolerance, turn_tolerance, guard):
     """The whole substep loop of a pgs step whose rows are contact rows only (no joint rows), in one
     kernel call: the same kernels in the same order as ``PGSSolver._substeps`` calls them one by one
     (and it still does with joints, or with ``profile_stages``), so the result is bit for bit the
@@ -522,7 +528,9 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
     the bounce targets (the relax targets' positive part, first substep only); then ``substeps``
     times with h = dt / n: ``substep_contact_targets``, v += h M^-1 F_ext, warm start and ``sweeps``
     sweeps (manifold blocks with ``block``), the displacement since the step began, x += h v,
-    the pseudo-velocity pass when some contact is deep, ``relax_iterations`` relax sweeps, and the
+    the pseudo-velocity pass when some contact is deep, ``relax_iterations`` relax sweeps, with
+    ``guard`` (``PGSSettings.pushed_energy_guard``) the energy guard of the bodies the pass moved
+    (``integrate.guard_pushed_bodies``, from the state before the substep's velocity update), and the
     substep's impulses added to the step's. ``merits`` (substeps,) gets theta after each solve with
     ``record_merit``, else after the last one only (the ``merit`` counter).
     Returns (sweeps done, last theta, (3 contacts,) impulses summed over the substeps)."""
@@ -559,6 +567,11 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
     contact_reach(contact_count, row_body, row_J, reach)
     turned = np.zeros(body_count, dtype=np.bool_)
     K, W, vec, ind = block_scratch()
+    guarded = body_count if guard else 0        # the energy guard's state (zero-length without it)
+    pushed = np.zeros(guarded, dtype=np.bool_)
+    x0 = np.empty((guarded, 3))
+    v_lin0 = np.empty((guarded, 3))
+    w_body0 = np.empty((guarded, 3))
     iters = 0
     merit = 0.0
     for sub in range(substeps):
@@ -566,6 +579,9 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
                                        restitution if sub == 0 else no_bounce, disp_lin, disp_ang, beta, slop,
                                        max_correction_speed, split_speed, h, row_bias, row_bias_relax, pseudo,
                                        turned, row_lambda)
+        if deep and guard:
+            pushed_start(body_count, body_fixed, body_position, body_orientation, body_linear_velocity,
+                         body_angular_velocity, x0, v_lin0, w_body0)
         integrate_velocities(body_linear_velocity, body_angular_velocity, body_orientation, body_inv_mass,
                              body_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed,
                              body_count, gravity, h, gyroscopic, linear_damping, angular_damping)
@@ -599,7 +615,7 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         if deep:
             pseudo_correction(starts, manifolds, rows, row_body, row_J, row_B, row_inv_diag, pseudo, row_lo, row_hi,
                               row_link, row_mu, row_cfm, row_group, body_position, body_orientation, body_fixed,
-                              body_count, sweeps, h, disp_ang, body_angular_velocity, active_set)
+                              body_count, sweeps, h, disp_ang, body_angular_velocity, active_set, pushed)
         for i in range(body_count):
             for k in range(3):
                 disp_lin[i, k] = body_position[i, k] - start[i, k]
@@ -618,6 +634,10 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
                 relax_pgs(rows, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
                           row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,
                           relax_iterations)
+        if deep and guard:
+            guard_pushed_bodies(body_count, body_fixed, pushed, body_mass, body_inertia_local, gravity, body_force,
+                                body_torque, h, x0, v_lin0, w_body0, body_position, body_orientation,
+                                body_linear_velocity, body_angular_velocity)
         for r in range(rows):
             total[r] += row_lambda[r]
     return iters, merit, total

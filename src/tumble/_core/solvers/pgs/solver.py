@@ -15,6 +15,7 @@ from tumble._core.contact.rows import (
     split_deep_rows,
     store_contact_impulses,
 )
+from tumble._core.dynamics.integrate import guard_pushed_bodies, pushed_start
 from tumble._core.dynamics.joints import tree as joint_tree
 from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
@@ -70,6 +71,34 @@ _NO_TREE = _NoTree()
 TURN_TOLERANCE = 0.5
 
 
+_NO_PUSHED = np.zeros(0, dtype=np.bool_)
+
+
+class _PushedGuard:
+    """The energy guard of the bodies the pseudo-velocity pass moves (``PGSSettings.pushed_energy_guard``,
+    ``integrate.guard_pushed_bodies``): ``start`` before a (sub)step's velocity update, the pass marks
+    ``pushed``, ``apply`` after its relax sweeps."""
+
+    def __init__(self, core):
+        n = core.bodies.count
+        self.pushed = np.zeros(n, dtype=np.bool_)
+        self.x0 = np.empty((n, 3))
+        self.v_lin0 = np.empty((n, 3))
+        self.w_body0 = np.empty((n, 3))
+        self.start(core)
+
+    def start(self, core):
+        b = core.bodies
+        pushed_start(b.count, b.body_fixed, b.body_position, b.body_orientation, b.body_linear_velocity,
+                     b.body_angular_velocity, self.x0, self.v_lin0, self.w_body0)
+
+    def apply(self, core, h):
+        b = core.bodies
+        guard_pushed_bodies(b.count, b.body_fixed, self.pushed, b.body_mass, b.body_inertia_local, core.gravity,
+                            b.body_force, b.body_torque, h, self.x0, self.v_lin0, self.w_body0, b.body_position,
+                            b.body_orientation, b.body_linear_velocity, b.body_angular_velocity)
+
+
 def manifold_starts(c) -> np.ndarray:
     """(m + 1,) the first contact of each manifold (a run of one shape pair's points: the contact
     store is sorted by pair key) and the contact count last (``kernels.manifold_starts_of``)."""
@@ -119,17 +148,18 @@ class PGSSolver(Solver):
         tree = None if split else self._tree(core, dt)
         if tree is not None:
             tree.factor(core, offset)
-        stages.integrate_velocities(core, dt)
-        row_orientation = b.body_orientation[:b.count].copy() if c.count else None
-        t = stages.lap(prof, "prepare", t)
-
-        history = np.zeros(s.iterations) if s.record_merit else _EMPTY
         # deep overlaps (push above split_speed) leave the velocity solve for the pseudo-velocity pass
         deep, pseudo = 0, _EMPTY
         if not split and c.count:
             pseudo = np.zeros(r.count)
             deep = split_deep_rows(c.count, c.contact_depth, s.baumgarte / dt, s.slop, s.max_correction_speed,
                                    s.split_speed, r.row_bias, r.row_bias_relax, pseudo)
+        guard = _PushedGuard(core) if deep and s.pushed_energy_guard else None
+        stages.integrate_velocities(core, dt)
+        row_orientation = b.body_orientation[:b.count].copy() if c.count else None
+        t = stages.lap(prof, "prepare", t)
+
+        history = np.zeros(s.iterations) if s.record_merit else _EMPTY
         if r.count == 0:     # nothing to solve: what solve_pgs returns for no rows, without the call
             iters, merit = (1 if s.tolerance > 0.0 else s.iterations), 0.0
         elif tree is not None:
@@ -162,7 +192,8 @@ class PGSSolver(Solver):
             pseudo_correction(starts, max(starts.shape[0] - 1, 0), r.count, r.row_body, r.row_J, r.row_B,
                               r.row_inv_diag, pseudo, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
                               r.row_group, b.body_position, b.body_orientation, b.body_fixed, b.count, s.iterations,
-                              dt, _NO_DISP, b.body_angular_velocity, s.normal_block_active_set)
+                              dt, _NO_DISP, b.body_angular_velocity, s.normal_block_active_set,
+                              guard.pushed if guard is not None else _NO_PUSHED)
         if c.count and s.relax_iterations > 0 and not split:
             # the contact rows' B = M^-1 J^T at the orientations after the move, for the relax sweeps
             refresh_turned_rows(3 * c.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
@@ -187,6 +218,8 @@ class PGSSolver(Solver):
             relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                       r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                       b.body_angular_velocity, s.relax_iterations)
+        if guard is not None:
+            guard.apply(core, dt)
         if c.count:
             store_contact_impulses(c.count, 0, r.row_J, r.row_lambda, c.contact_normal_impulse,
                                    c.contact_friction_impulse)
@@ -281,12 +314,12 @@ class PGSSolver(Solver):
                 n, h, c.count, bool(s.normal_block_solve), r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
                 r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda,
                 c.contact_key, c.contact_depth, b.body_position, b.body_orientation, b.body_linear_velocity,
-                b.body_angular_velocity, b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_local,
+                b.body_angular_velocity, b.body_mass, b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_local,
                 b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count, core.gravity,
                 stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping, s.angular_damping,
                 s.baumgarte / dt, s.slop, s.max_correction_speed, s.split_speed, s.substep_iterations, s.tolerance,
                 s.relax_iterations, bool(s.record_merit), merits, bool(s.normal_block_active_set), ROW_TURN_TOLERANCE,
-                TURN_TOLERANCE)
+                TURN_TOLERANCE, bool(s.pushed_energy_guard))
             stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
             stages.lap(prof, "substeps", t)
@@ -353,6 +386,7 @@ class PGSSolver(Solver):
             stages.lap(prof, "joints", t)
             return
         deep = 0
+        guard = None    # the energy guard of the pushed bodies, made at the first substep with a deep contact
         for k in range(n):
             if offset:
                 # the bounce target only in the first substep (Box2D v3 applies restitution once per
@@ -361,6 +395,11 @@ class PGSSolver(Solver):
                                                restitution if k == 0 else no_bounce, disp_lin, disp_ang, beta, s.slop,
                                                s.max_correction_speed, s.split_speed, h, r.row_bias, r.row_bias_relax,
                                                pseudo, turned, r.row_lambda)
+                if deep and s.pushed_energy_guard:
+                    if guard is None:
+                        guard = _PushedGuard(core)      # (its start state taken)
+                    else:
+                        guard.start(core)
             if joint_rows:
                 kept = r.row_lambda[offset:rows].copy()
                 if k > 0:
@@ -405,7 +444,8 @@ class PGSSolver(Solver):
                 pseudo_correction(starts, max(starts.shape[0] - 1, 0), rows, r.row_body, r.row_J, r.row_B,
                                   r.row_inv_diag, pseudo, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm,
                                   r.row_group, b.body_position, b.body_orientation, b.body_fixed, nb, sweeps, h,
-                                  disp_ang, b.body_angular_velocity, s.normal_block_active_set)
+                                  disp_ang, b.body_angular_velocity, s.normal_block_active_set,
+                                  guard.pushed if guard is not None else _NO_PUSHED)
             if offset:
                 disp_lin[:] = b.body_position[:nb] - start
                 # the contact rows' B = M^-1 J^T at the orientations now (the joint rows are rebuilt per substep)
@@ -425,6 +465,8 @@ class PGSSolver(Solver):
                 relax_pgs(rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                           r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
                           b.body_angular_velocity, s.relax_iterations)
+            if deep and guard is not None:
+                guard.apply(core, h)
             total += r.row_lambda[:rows]
             t = stages.lap(prof, "relax", t)
         if s.record_merit:      # with substeps: theta after each substep's solve
