@@ -754,7 +754,7 @@ def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, us
                            body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
                            body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
                            angular_damping, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo,
-                           row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
+                           row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group, guard):
     """The substep loop of a pgs step with contact rows (0 .. ``offset``) and joint rows (``offset`` ..
     ``row_count``), in one kernel call: the kernels ``PGSSolver._substeps`` calls one by one (and still
     does with ``profile_stages``), in the same order and on the same arrays, so the result is the same
@@ -770,7 +770,9 @@ def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, us
     manifold blocks / plain sweeps); the displacement since the step began, x += h v, the
     pseudo-velocity pass when some contact is deep, the contact rows' B at the orientations now and
     the turned bodies; the relax sweeps; the substep's impulses added to ``total``. ``merits``
-    (substeps,) gets theta after each solve. Returns (sweeps done, last theta)."""
+    (substeps,) gets theta after each solve. With ``guard`` (``PGSSettings.pushed_energy_guard``) the
+    energy guard of the bodies the pseudo-velocity pass moved, as in ``contact_substeps``.
+    Returns (sweeps done, last theta)."""
     kept = np.empty(max(row_count - offset, 0))
     refine = 0
     no_history = np.zeros(0)
@@ -779,10 +781,18 @@ def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, us
     iters = 0
     merit = 0.0
     deep = 0
+    guarded = body_count if guard else 0        # the energy guard's state (zero-length without it)
+    pushed = np.zeros(guarded, dtype=np.bool_)
+    x0 = np.empty((guarded, 3))
+    v_lin0 = np.empty((guarded, 3))
+    w_body0 = np.empty((guarded, 3))
     for sub in range(substeps):
         deep = substep_contact_targets(contact_count, row_body, row_J, depth, restitution if sub == 0 else no_bounce,
                                        disp_lin, disp_ang, beta, slop, max_speed, split_speed, h, row_bias,
                                        row_bias_relax, pseudo, turned, row_lambda)
+        if deep and guard:
+            pushed_start(body_count, body_fixed, body_position, body_orientation, body_linear_velocity,
+                         body_angular_velocity, x0, v_lin0, w_body0)
         for r in range(offset, row_count):
             kept[r - offset] = row_lambda[r]
         if sub > 0:
@@ -841,7 +851,7 @@ def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, us
         if deep:
             pseudo_correction(starts, manifolds, row_count, row_body, row_J, row_B, row_inv_diag, pseudo, row_lo,
                               row_hi, row_link, row_mu, row_cfm, row_group, body_position, body_orientation,
-                              body_fixed, body_count, sweeps, h, disp_ang, body_angular_velocity, active_set)
+                              body_fixed, body_count, sweeps, h, disp_ang, body_angular_velocity, active_set, pushed)
         for i in range(body_count):
             for c in range(3):
                 disp_lin[i, c] = body_position[i, c] - start[i, c]
@@ -863,6 +873,10 @@ def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, us
             relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link,
                       row_mu, row_cfm, row_group, row_lambda, body_linear_velocity, body_angular_velocity,
                       relax_iterations)
+        if deep and guard:
+            guard_pushed_bodies(body_count, body_fixed, pushed, body_mass, body_inertia_local, gravity, body_force,
+                                body_torque, h, x0, v_lin0, w_body0, body_position, body_orientation,
+                                body_linear_velocity, body_angular_velocity)
         for r in range(row_count):
             total[r] += row_lambda[r]
     return iters, merit

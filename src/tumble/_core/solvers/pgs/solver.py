@@ -377,7 +377,7 @@ class PGSSolver(Solver):
                 core.gravity, stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping,
                 s.angular_damping, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax,
                 r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm,
-                r.row_group)
+                r.row_group, bool(s.pushed_energy_guard))
             stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
             stages.finish_joints(core, offset, total, dt)
