@@ -195,6 +195,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     reuse_final_contacts: bool = True
     stop_unseen_contacts: bool = True
     settle_pushed_contacts: bool = True
+    final_joint_tree: bool = True
     layered_final_correction_depth: float = 0.001
     joint_aware_correction: bool = True
     joint_tree_projection: bool = True
@@ -246,6 +247,6 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
                                 f"metric)")
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
                      "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts",
-                     "joint_tree_projection"):
+                     "joint_tree_projection", "final_joint_tree"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")
