@@ -91,6 +91,25 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             ground each step) kept the approach the velocity solve left it, and gravity added to it
             every step: a 29 m sphere on a unit sphere buried in the ground left 251 J beyond the fuzz's
             energy bound (SHOCK_JAM_CASES in tests/physics/test_fuzz.py); with the pass 89.6 J below.
+        final_joint_tree: when the joints form a tree (no loop), the final correction solves the tree
+            joints' equality rows exactly after each of its Gauss-Seidel sweeps over the contacts and
+            limits (``kernels.tree_correction``: up to ``solver.TREE_CORRECTION_SWEEPS`` = 50 sweeps,
+            fewer at ``correction_tolerance`` or once a body's correction turns it 0.2 rad,
+            ``solver.TREE_CORRECTION_MAX_TURN``), and after ``settle_pushed_contacts`` the velocities are
+            projected, in the kinetic metric, on those rows with the pushed contacts' normal rows and
+            the limits (``kernels.settle_joint_tree``) [tumble, issue 17]. Default True. Why: the
+            velocity solves are Gauss-Seidel on the joint rows, which through a light body move the light
+            side only, while the tree projection holds the poses exactly: a 28 kg box hung from the world
+            by a 2.8e-5 kg link fell at g in velocity with its pose held (63 J beyond the fuzz's energy
+            bound resting on the ground, 1.8e15 J hung in the air at 60 Hz); three jointed spheres in the
+            ground were lifted out by the sweeps and pulled back by the projection for 10 steps while the
+            top one's fall built up (1.78 J beyond). Now 0.13, 0.75 and 0.39 J below
+            (SHOCK_JOINTED_JAM_CASES in tests/physics/test_fuzz.py). Why the caps: 50 sweeps let the
+            three spheres leave the ground in one step (5: 0.36 J beyond; 20: the hung link 0.16 J
+            beyond); without the turn cap the linearised rows of a link jammed between two capsules
+            turned it through wild angles (7e19 J in 30 steps; 0.5 rad: 3.7e17 J). Cost (interleaved in
+            one process, CPU median ms/step, True against False): chain50 2.67 / 2.55, ragdolls 39.1 /
+            36.3, motor_car 1.39 / 1.32; bridge (a loop) unchanged. False: the code before.
         layered_final_correction_depth: [m] when the final correction's whole-system sweeps leave a
             contact deeper than this (to first order), the projection runs once more layer by layer over
             the final contacts' stack layers, each layer's bottom fixated (Fig. 12 with A = correction(),

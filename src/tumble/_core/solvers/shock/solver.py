@@ -50,7 +50,16 @@ from tumble._core.types import JOINT_MAX_ROWS
 _EMPTY = np.zeros(0)
 #: per contact point: the layer solve's normal impulse, then its friction world vector [N s]
 LAYER_IMPULSE_WIDTH = 4
+#: the most sweeps of the final correction with the joint tree (``kernels.tree_correction``; at least
+#: ``correction_iterations``). Its block Gauss-Seidel reaches a heavy jointed neighbour slowly: each sweep
+#: lifted SHOCK_JOINED_SPHERES_CASE's three spheres by ~12 % of their depth, so 5 sweeps left it 0.36 J
+#: beyond the fuzz's bound and 20 JOINT_TREE_SHOCK_JAM_CASE 0.16 J beyond; 50 holds both (0.39 and 0.13 J
+#: below). Converged systems stop at ``correction_tolerance`` first
 TREE_CORRECTION_SWEEPS = 50
+#: [rad] the final correction with the joint tree stops after the sweep in which some body's correction
+#: turned it this far: a link jammed between two capsules (linearised rows far past their validity) was
+#: turned through wild angles by the sweeps, 7e19 J beyond the bound in 30 steps (0.5 rad: 3.7e17 J; 0.2:
+#: 8.5 J below, the SHOCK_JOINTED_JAM_CASES as without the cap)
 TREE_CORRECTION_MAX_TURN = 0.2
 
 
