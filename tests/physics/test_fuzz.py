@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import tumble as tb
@@ -201,6 +201,9 @@ def _build(case, **settings):
             shape = tb.Capsule(a, b)
         w.add_body(shape, position=pos, density=density, angular_velocity=spin, fixed=bool(fixed and fixed[0]))
     for j in joints:   # ball joint at the midpoint of bodies j+1 and j+2 (ids after the plane)
+        if isinstance(j, tuple):     # (kind, i, k[, limited]): JOINTED_JAMS' joints between bodies i+1 and k+1
+            _add_joint(w, *j)
+            continue
         anchor = 0.5 * (w.position(j + 1) + w.position(j + 2))
         w.add_joint(tb.Ball(j + 1, j + 2, anchor=anchor))
     return w, dt
@@ -341,9 +344,10 @@ def test_shock_jammed_joined_spheres_close_their_joints():
 @pytest.mark.parametrize("name", sorted(SHOCK_JAM_CASES))
 def test_shock_jammed_overlaps_break_the_bound_without_the_settle_pass(name):
     """The contrast: with ``settle_pushed_contacts=False`` (the code before the fix; for the joined
-    spheres also ``joint_tree_projection=False``, whose tree projection alone holds that world) the same
+    spheres also ``joint_tree_projection=False`` and ``final_joint_tree=False``, which each alone hold that
+    world) the same
     worlds break the bound (251 J and 11.4 J)."""
-    extra = {"joint_tree_projection": False} if name == "three_joined" else {}
+    extra = {"joint_tree_projection": False, "final_joint_tree": False} if name == "three_joined" else {}
     _, _, excess = _run(SHOCK_JAM_CASES[name], settle_pushed_contacts=False, **extra)
     assert excess > 0.0
 
@@ -461,8 +465,6 @@ def mass_ratio_chains(draw):
     ratio = 10.0 ** draw(st.integers(min_value=6, max_value=9))
     depth = draw(st.sampled_from([0.0, 1.0, 3.0]))
     world = draw(st.booleans())
-    if solver == "shock" and world and heavy == 1 and depth == 0.0:
-        depth = 1.0     # not JOINT_TREE_SHOCK_JAM_CASE's open jam (its own strict xfail below)
     bodies = [("sphere", 0.1, 0.1, 0.1, 1.0, (-1.0, 0.0, 3.0), (0.0, 0.0, 0.0), True)] if world else []
     for i in range(n):
         if i == heavy:
@@ -481,8 +483,8 @@ def mass_ratio_chains(draw):
 @example(("shock", *JOINT_TREE_CASE[1:]))
 def test_joint_trees_with_extreme_mass_ratios_keep_the_bound(case):
     """Before the fix (tree.py, "Numerics") pgs broke the bound in 60 of 96 such chains (every one whose
-    heavy body was not the first; 3e30 .. 9e200 J within 20 steps). After it shock holds 92 of the 96; the 4
-    others are JOINT_TREE_SHOCK_JAM_CASE's kind (which broke the bound by the same 63 J before the fix)."""
+    heavy body was not the first; 3e30 .. 9e200 J within 20 steps). After it shock held 92 of the 96; the 4
+    others were JOINT_TREE_SHOCK_JAM_CASE's kind, held since ``ShockSettings.final_joint_tree``."""
     w, finished, excess = _run(case, steps=20)
     assert finished, "stopped on non-finite state"
     assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
@@ -491,9 +493,14 @@ def test_joint_trees_with_extreme_mass_ratios_keep_the_bound(case):
 #: found by mass_ratio_chains: the world - a LIGHT_LINK box - a 28 kg box resting on the ground (1:1e6), shock at
 #: dt 1/60: 63 J beyond the bound within 20 steps (6.3e4 J with a 2.8e4 kg box: the same 1.7 m/s fall of the
 #: heavy box whatever its mass), joints closed to 3e-7 m. Not the tree's numerics: the same before its fix
-#: (63 J, 3.4e-7 m); with joint_tree_projection False 0.38 J below the bound, a joint 83 mm open. The jam
-#: class of SHOCK_JAM_CASES (the projection holds the box, which keeps the speed gravity gave it) through a
-#: joint to the world; open (issue 17)
+#: (63 J, 3.4e-7 m); with joint_tree_projection False 0.38 J below the bound, a joint 83 mm open.
+#: Cause (measured stage by stage, issue 17): shock's velocity solves are Gauss-Seidel on the joint rows, whose
+#: update through the 2.8e-5 kg link moves the link only, so every step the box took the whole g dt in velocity
+#: (-0.16 m/s per step) while the exact tree projection (positions) held it on its pendulum and the final
+#: correction lifted it out of the link it is jammed on: 2.9 m/s of fall after 20 steps at a pose 10 cm higher.
+#: The settle pass ran, but its joint rows were Gauss-Seidel too (the articulation one layer) and halved the
+#: fall at most. Fixed by ``ShockSettings.final_joint_tree``: the final correction and a velocity settle with
+#: the tree joints solved exactly (``shock.kernels.tree_correction``, ``settle_joint_tree``); now 0.13 J below
 JOINT_TREE_SHOCK_JAM_CASE = ("shock", 1 / 60,
                              [("sphere", 0.1, 0.1, 0.1, 1.0, (-1.0, 0.0, 3.0), (0.0, 0.0, 0.0), True),
                               (*LIGHT_LINK, (0.0, 0.3, 3.0), (0.0, 0.0, 0.0), False),
@@ -503,19 +510,146 @@ JOINT_TREE_SHOCK_JAM_CASE = ("shock", 1 / 60,
 #: found by test_random_worlds_step_without_crashing while testing the tree's fix (not shrunk further): a unit
 #: sphere half in the ground with a 0.5 m one inside it and a 2 m one above, spinning, ball-jointed in a row;
 #: shock 1.78 J beyond the bound within 40 steps, before the tree's fix too (1.78 J), joints closed to 2e-11 m;
-#: with joint_tree_projection False 18.2 J beyond, a joint 7 mm open. Open (issue 17)
+#: with joint_tree_projection False 18.2 J beyond, a joint 7 mm open. Cause (measured, issue 17): the final
+#: correction's Gauss-Seidel sweeps lifted the two lower spheres out of the ground without the 33 kg top one
+#: (the push reaches it only through the 0.5 kg sphere's 2 m lever), the joint projection after it closed
+#: the joints by pulling them back into the ground, and the next step pushed again: 10 steps to leave the
+#: ground, while the top sphere's fall built up in its velocity with its pose held. With the tree joints exact
+#: in the final correction (``tree_correction``) the group leaves the ground as one; now 0.39 J below
 SHOCK_JOINED_SPHERES_CASE = ("shock", 1 / 240,
                              [("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
                               ("sphere", 0.5, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
                               ("sphere", 2.0, 1.0, 1.0, 1.0, (0.0, 0.0, 4.0), (0.0, 1.0, 0.0), False)], [0, 1])
+#: the class without a jam, found while measuring it: the 28 kg box of JOINT_TREE_SHOCK_JAM_CASE hung in the air
+#: from the world by the link. The velocity solves left the box in free fall (-g t) while the tree projection
+#: held it on its pendulum; at dt 1/60 the joints tore within 40 steps (1.8e15 J beyond the bound after 60
+#: steps, joint error 1.6 km). With ``final_joint_tree`` 0.75 J below, joints closed to 6e-8 m
+SHOCK_HUNG_BOX_CASE = ("shock", 1 / 60,
+                       [("sphere", 0.1, 0.1, 0.1, 1.0, (-1.0, 0.0, 6.0), (0.0, 0.0, 0.0), True),
+                        (*LIGHT_LINK, (0.0, 0.3, 6.0), (0.0, 0.0, 0.0), False),
+                        ("box", 2.0, 2.0, 2.0, 0.4375, (3.5, 0.0, 6.0), (0.0, 0.0, 0.0), False)], [0, 1])
+SHOCK_JOINTED_JAM_CASES = {"world_link": (JOINT_TREE_SHOCK_JAM_CASE, 20),
+                           "joined_spheres": (SHOCK_JOINED_SPHERES_CASE, 40), "hung_box": (SHOCK_HUNG_BOX_CASE, 60)}
 
 
-@pytest.mark.xfail(strict=True, reason="open: shock's projection holds jointed bodies jammed in the ground")
-@pytest.mark.parametrize("name", ["world_link", "joined_spheres"])
+@pytest.mark.parametrize("name", sorted(SHOCK_JOINTED_JAM_CASES))
 def test_shock_jointed_bodies_jammed_in_the_ground_keep_the_bound(name):
-    case, steps = (JOINT_TREE_SHOCK_JAM_CASE, 20) if name == "world_link" else (SHOCK_JOINED_SPHERES_CASE, 40)
-    _, _, excess = _run(case, steps=steps)
+    """Issue 17 (strict xfails until ``final_joint_tree``). Measured: world_link 0.13 J, joined_spheres 0.39 J,
+    hung_box 0.75 J below the bound; joints closed to < 1e-6 m."""
+    case, steps = SHOCK_JOINTED_JAM_CASES[name]
+    w, finished, excess = _run(case, steps=steps)
+    assert finished and excess <= 0.0
+    assert float(w.joint_errors().max()) < 1e-5
+
+
+@pytest.mark.parametrize("name", sorted(SHOCK_JOINTED_JAM_CASES))
+def test_shock_jointed_jams_break_the_bound_without_the_final_joint_tree(name):
+    """The contrast: ``final_joint_tree=False`` (the code before) breaks the bound again (63 J, 1.78 J and
+    1.8e15 J beyond it)."""
+    case, steps = SHOCK_JOINTED_JAM_CASES[name]
+    _, finished, excess = _run(case, steps=steps, final_joint_tree=False)
+    assert not finished or excess > 0.0
+
+
+JOINT_KINDS = ("ball", "hinge", "fixed")
+
+
+def _add_joint(w, kind, i, k, limited=False):
+    """A ``kind`` joint between bodies i + 1 and k + 1 (ids after the plane) at their centres' midpoint;
+    a hinge about x, with limits +-0.3 rad when ``limited``."""
+    a, b = i + 1, k + 1
+    anchor = 0.5 * (w.position(a) + w.position(b))
+    if kind == "ball":
+        w.add_joint(tb.Ball(a, b, anchor=anchor))
+    elif kind == "hinge":
+        w.add_joint(tb.Hinge(a, b, anchor=anchor, axis=(1.0, 0.0, 0.0), limits=(-0.3, 0.3) if limited else None))
+    else:
+        w.add_joint(tb.Fixed(a, b, anchor=anchor))
+
+
+@st.composite
+def jointed_jams(draw):
+    """The jointed jam class (issue 17): a chain or tree of 2-5 bodies of every shape (sizes 5 cm .. 3 m,
+    densities 1 .. 1000 and LIGHT_LINK boxes among them: mass ratios to 1:1e7) started inside each other and
+    the ground (centres within 1 m of the origin, z in [-1, 2]), each body after the first jointed to an
+    earlier one (ball, hinge with or without limits, fixed), the first hung from the world (a fixed ball
+    over it) or not; shock at dt 1/60 or 1/240."""
+    dt = draw(st.sampled_from([1 / 60, 1 / 240]))
+    n = draw(st.integers(min_value=2, max_value=5))
+    world = draw(st.booleans())
+    bodies = [("sphere", 0.1, 0.1, 0.1, 1.0, (0.0, 0.0, 3.0), (0.0, 0.0, 0.0), True)] if world else []
+    size = st.floats(min_value=0.05, max_value=3.0).map(lambda x: float(f"{x:.3g}"))
+    for _ in range(n):
+        kind = draw(st.sampled_from(["sphere", "box", "capsule", "link"]))
+        pos = draw(st.tuples(st.floats(-1.0, 1.0), st.floats(-1.0, 1.0), st.floats(-1.0, 2.0)))
+        pos = tuple(round(x, 3) for x in pos)
+        spin = draw(st.sampled_from([(0.0, 0.0, 0.0), (0.0, 1.0, 0.0), (2.0, 0.0, -1.0)]))
+        if kind == "link":
+            bodies.append((*LIGHT_LINK, pos, spin, False))
+            continue
+        density = draw(st.sampled_from([1.0, 30.0, 1000.0]))
+        bodies.append((kind, draw(size), draw(size), draw(size), density, pos, spin, False))
+    if world and _hangs_in_the_ground(bodies[1]):
+        bodies = bodies[1:]     # SHOCK_WORLD_GROUND_JAM_CASE's open class, its own strict xfail below
+        world = False
+    first = 1 if world else 0
+    joints = [(draw(st.sampled_from(JOINT_KINDS)), 0, 1, False)] if world else []
+    for i in range(first + 1, first + n):
+        kind = draw(st.sampled_from(JOINT_KINDS))
+        joints.append((kind, draw(st.integers(min_value=first, max_value=i - 1)), i,
+                       kind == "hinge" and draw(st.booleans())))
+    return "shock", dt, bodies, joints
+
+
+def _hangs_in_the_ground(body) -> bool:
+    """Whether ``body``, jointed to jointed_jams' world ball at (0, 0, 3) at the midpoint of their centres,
+    reaches into the ground at the lowest point of its swing: the anchor's height less its distance from
+    the centre and the body's reach (sphere r, box |half extents|, capsule r + half length)."""
+    kind, a, b, c, _density, pos, *_ = body
+    anchor = 0.5 * (np.array([0.0, 0.0, 3.0]) + np.asarray(pos))
+    reach = a if kind == "sphere" else math.sqrt(a * a + b * b + c * c) if kind == "box" else a + b
+    return anchor[2] - float(np.linalg.norm(anchor - np.asarray(pos))) - reach < 0.0
+
+
+#: shrunk by Hypothesis from jointed_jams (its first draw, before the exclusion above): a unit sphere half in the
+#: ground, hung from the world 1.5 m above its centre, with a LIGHT_LINK box and two more unit spheres at its
+#: centre on ball joints, shock at dt 1/60. Nowhere on its swing is the sphere out of the ground, so the world
+#: joint and the ground jam for good: the correction pushes the group up each step, the joint projection
+#: pulls it back. 25.5 J beyond the bound in 30 steps before ``final_joint_tree``, 32.6 J with it (14.9 J at
+#: TREE_CORRECTION_SWEEPS 5). Open (issue 17): a joint to the world against the ground, an infeasible jam
+SHOCK_WORLD_GROUND_JAM_CASE = ("shock", 1 / 60,
+                               [("sphere", 0.1, 0.1, 0.1, 1.0, (0.0, 0.0, 3.0), (0.0, 0.0, 0.0), True),
+                                ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                (*LIGHT_LINK, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False),
+                                ("sphere", 1.0, 1.0, 1.0, 1.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), False)],
+                               [("ball", 0, 1, False), ("ball", 1, 2, False), ("ball", 1, 3, False),
+                                ("ball", 1, 4, False)])
+
+
+@pytest.mark.xfail(strict=True, reason="open: a joint to the world and the ground jam a body for good")
+def test_shock_body_jammed_between_a_world_joint_and_the_ground_keeps_the_bound():
+    assert _hangs_in_the_ground(SHOCK_WORLD_GROUND_JAM_CASE[2][1])
+    _, _, excess = _run(SHOCK_WORLD_GROUND_JAM_CASE, steps=30)
     assert excess <= 0.0
+
+
+@pytest.mark.xfail(strict=True, reason="open: jointed jams beyond SHOCK_JOINTED_JAM_CASES still break the bound")
+@settings(max_examples=10, derandomize=True, deadline=None, phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow])
+@given(jointed_jams())
+@example(JOINT_TREE_SHOCK_JAM_CASE)
+@example(SHOCK_JOINED_SPHERES_CASE)
+def test_shock_jointed_jams_keep_the_bound(case):
+    """The class of SHOCK_JOINTED_JAM_CASES on a fixed (derandomized) draw of 10 worlds, 30 steps each, not
+    shrunk. A strict xfail: ``final_joint_tree`` holds the cases above but not the class. Measured with
+    more examples (100 worlds, --hypothesis-seed 2, 30 steps, each world with and without the setting): 12
+    break the bound with it and 12 without; 10 both, 2 only with it, 2 only without. Among them a world it
+    makes worse (a unit sphere in the ground joined through a LIGHT_LINK box to a 30 kg one overlapping it,
+    dt 1/60: 47.7 J beyond the bound before, 187 J with it, a joint 0.59 m open)."""
+    w, finished, excess = _run(case, steps=30)
+    assert finished, "stopped on non-finite state"
+    assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
 
 
 def test_pgs_deep_jointed_pair_keeps_the_bound_without_the_joint_tree():

@@ -41,12 +41,14 @@ from tumble._core.dynamics.integrate import (
     rotate_free_body,
     turn_with_body,
 )
+from tumble._core.dynamics.joints.tree import tree_sweep
 from tumble._core.math3d import quat_to_matrix
 from tumble._core.merit import ncp_merit
 from tumble._core.rows import (
     apply_movable,
     clamped_update,
     movable,
+    pgs_sweep,
     row_velocity,
     solve_group,
     sweep_rows,
@@ -463,6 +465,51 @@ def correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row
 
 
 @kernel
+def tree_correction(row_count, body_height, row_body, row_J, row_B, row_inv_diag, row_kind, row_owner, contact_depth,
+                    slop, row_group, row_cfm, joint_target, lam_c, disp_lin, disp_ang, iterations, tolerance,
+                    node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, D_fac, F,
+                    H_diag, refine, y, x, z, max_turn):
+    """correction() (000 eq. 46 with the joint rows, ``correction_sweep``) with the tree joints' equality
+    rows solved exactly [tumble, issue 17]: each Gauss-Seidel sweep over the other rows (contacts,
+    limits; the tree's rows carry ``row_group`` 0 here and are skipped) is followed by one exact
+    solve of the tree's rows for the displacement, J disp = ``joint_target`` (``joints.tree.tree_sweep``
+    with disp in place of the velocity: the same kinetic metric, J M^-1 J^T dlambda = target - J disp),
+    from ``lambda_c`` = 0 and the current ``disp``; up to ``iterations`` sweeps, fewer once one moves no
+    row by more than ``tolerance`` [m]. Why: with the joint rows among the Gauss-Seidel sweeps, a
+    contact's push reaches a jointed neighbour by about one joint per sweep, and through a light body
+    (a 0.5 kg sphere levering a 33 kg one) hardly at all; the joint projection after the correction then
+    closed the joints by pulling the pushed body back into the ground, and the next step pushed it out
+    again: three ball-jointed spheres started in the ground took 10 steps to leave it while the top
+    sphere's fall built up in its velocity with its pose held (SHOCK_JOINED_SPHERES_CASE in
+    tests/physics/test_fuzz.py). Returns (the largest penetration the sweeps met [m], sweeps done)."""
+    no_order = np.empty(0, dtype=np.int64)
+    for r in range(row_count):
+        lam_c[r] = 0.0
+    worst = 0.0
+    done = 0
+    for _ in range(iterations):
+        done += 1
+        w, dx = correction_sweep(no_order, 0, row_count, -1, body_height, row_body, row_J, row_B, row_inv_diag,
+                                 row_kind, row_owner, contact_depth, slop, row_group, row_cfm, joint_target, lam_c,
+                                 disp_lin, disp_ang)
+        if w > worst:
+            worst = w
+        dt = tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset,
+                        row_body, row_J, joint_target, row_cfm, row_inv_diag, lam_c, D_fac, F, H_diag, refine, y, x,
+                        z, disp_lin, disp_ang)
+        if max(dx, dt) <= tolerance:
+            break
+        turn = 0.0
+        for i in range(disp_ang.shape[0]):
+            a2 = disp_ang[i, 0] * disp_ang[i, 0] + disp_ang[i, 1] * disp_ang[i, 1] + disp_ang[i, 2] * disp_ang[i, 2]
+            if a2 > turn:
+                turn = a2
+        if turn > max_turn * max_turn:
+            break
+    return worst, done
+
+
+@kernel
 def correction_residual(contact_count, row_body, row_J, contact_target, slop, disp_lin, disp_ang):
     """The largest depth left after the displacement ``disp``, to first order: max over the normal rows
     c (``prepare_normal_rows`` layout) of contact_target[c] - slop - J_c disp [m] (0 when none is left)."""
@@ -528,6 +575,99 @@ def no_energy_gain(count, body_fixed, body_mass, body_orientation, body_inertia_
         v_ang[i, 1] = v_ang0[i, 1] + f * dw1
         v_ang[i, 2] = v_ang0[i, 2] + f * dw2
     return scaled
+
+
+@kernel
+def settle_joint_tree(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                      row_cfm, row_group, node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start,
+                      row_offset, D_fac, F, H_diag, refine, y, x, z, body_count, body_fixed, body_mass,
+                      body_orientation, body_inertia_local, v_lin, v_ang, iterations, tolerance):
+    """The joints' share of ``ShockSolver._settle`` [tumble, issue 17]: the velocities projected, in the
+    kinetic metric, on the rows the final correction and the joint projection hold at the position
+    level -- the tree joints' equality rows J v = 0 (exact, ``joints.tree.tree_sweep`` on the factor
+    the caller made) together with the rows of ``row_group`` 1 (the pushed contacts' normal rows,
+    J v >= 0 with lambda >= 0; the limits, J v >= min(zeta, 0)) -- by Gauss-Seidel over the latter,
+    each sweep followed by one exact tree solve, from lambda = 0 (block Gauss-Seidel on the LCP, as
+    pgs's ``solve_with_tree``), at most ``iterations`` sweeps, stopping once a sweep changes no row
+    velocity by more than ``tolerance``.
+
+    Why exact: a body held through a light one (a 28 kg box hung from the world by a 2.8e-5 kg link) is
+    held by the tree projection (positions, exact), while the velocity solves, Gauss-Seidel on the joint
+    rows, move the light side only (a row's effective mass is the light body's): the box kept falling
+    in velocity at g from step to step with its pose held, and the speed was there with no fall to
+    pay for it. Every update here lowers the kinetic energy: with no bias a row update Delta lambda =
+    t (-J v / A_rr), t in [0, 1] by the clamp, changes it by A_rr u^2 t (t / 2 - 1) <= 0 (u the
+    unclamped update); the tree solve is the M-orthogonal projection on J v = 0 (a target zeta <= 0 on
+    a limit: the same for the approaching rows it touches). A rounding-level gain (the tree factor of a
+    1:1e9 chain) is scaled back over all bodies together: with dv the change, KE(v0 + s dv) = KE(v0) +
+    s B + s^2 A, s = -B / A when s = 1 gains (the per-body ``no_energy_gain`` would break the momentum
+    exchange the joints make). Returns (sweeps done, whether the guard scaled)."""
+    n = body_count
+    v_lin0 = np.empty((n, 3))
+    v_ang0 = np.empty((n, 3))
+    for i in range(n):
+        for c in range(3):
+            v_lin0[i, c] = v_lin[i, c]
+            v_ang0[i, c] = v_ang[i, c]
+    swept = False
+    for r in range(row_count):
+        if row_group[r] == 1:
+            swept = True
+            break
+    lam = np.zeros(row_count)
+    done = 0
+    for it in range(iterations):
+        dv = 0.0
+        if swept:
+            dv = pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
+                           row_mu, row_cfm, row_group, lam, v_lin, v_ang)
+        dt = tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset,
+                        row_body, row_J, row_bias, row_cfm, row_inv_diag, lam, D_fac, F, H_diag, refine, y, x, z,
+                        v_lin, v_ang)
+        done = it + 1
+        if not swept or max(dv, dt) < tolerance:
+            break
+    # the guard: total A = KE(dv) and B = sum m v0 . dv + w0^T I dw (I = R I_body R^T, in body frames)
+    A = 0.0
+    B = 0.0
+    R = np.empty((3, 3))
+    q = np.empty(4)
+    for i in range(n):
+        if body_fixed[i]:
+            continue
+        for k in range(4):
+            q[k] = body_orientation[i, k]
+        quat_to_matrix(q, R)
+        m = body_mass[i]
+        I = body_inertia_local
+        for c in range(3):
+            d = v_lin[i, c] - v_lin0[i, c]
+            A += 0.5 * m * d * d
+            B += m * v_lin0[i, c] * d
+        for a in range(3):
+            da = 0.0
+            wa = 0.0
+            for c in range(3):
+                da += R[c, a] * (v_ang[i, c] - v_ang0[i, c])
+                wa += R[c, a] * v_ang0[i, c]
+            for e in range(3):
+                de = 0.0
+                for c in range(3):
+                    de += R[c, e] * (v_ang[i, c] - v_ang0[i, c])
+                A += 0.5 * da * I[i, a, e] * de
+                B += wa * I[i, a, e] * de
+    if B + A <= 0.0:
+        return done, False
+    f = -B / A if B < 0.0 and A > 0.0 else 0.0
+    if f > 1.0:
+        f = 1.0
+    for i in range(n):
+        if body_fixed[i]:
+            continue
+        for c in range(3):
+            v_lin[i, c] = v_lin0[i, c] + f * (v_lin[i, c] - v_lin0[i, c])
+            v_ang[i, c] = v_ang0[i, c] + f * (v_ang[i, c] - v_ang0[i, c])
+    return done, True
 
 
 @kernel

@@ -24,8 +24,9 @@ from tumble._core.contact.cache import carry_matched
 from tumble._core.contact.layers import articulated_heights, build_layers
 from tumble._core.contact.rows import store_contact_impulses
 from tumble._core.dynamics.integrate import correct_bodies
+from tumble._core.dynamics.joints import tree as joint_tree
 from tumble._core.dynamics.joints.rows import load_joint_impulses, store_joint_impulses
-from tumble._core.dynamics.joints.tree import JointTree
+from tumble._core.dynamics.joints.tree import JointTree, factor_tree, mark_tree_rows
 from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.solvers.shock import fused
 from tumble._core.solvers.shock.kernels import (
@@ -36,10 +37,12 @@ from tumble._core.solvers.shock.kernels import (
     load_layer_impulses,
     no_energy_gain,
     prepare_normal_rows,
+    settle_joint_tree,
     shock_propagation,
     solve_dynamics,
     stop_approach,
     store_layer_impulses,
+    tree_correction,
     update_depths,
 )
 from tumble._core.solvers.shock.settings import ShockSettings
@@ -48,6 +51,17 @@ from tumble._core.types import JOINT_MAX_ROWS
 _EMPTY = np.zeros(0)
 #: per contact point: the layer solve's normal impulse, then its friction world vector [N s]
 LAYER_IMPULSE_WIDTH = 4
+#: the most sweeps of the final correction with the joint tree (``kernels.tree_correction``; at least
+#: ``correction_iterations``). Its block Gauss-Seidel reaches a heavy jointed neighbour slowly: each sweep
+#: lifted SHOCK_JOINED_SPHERES_CASE's three spheres by ~12 % of their depth, so 5 sweeps left it 0.36 J
+#: beyond the fuzz's bound and 20 JOINT_TREE_SHOCK_JAM_CASE 0.16 J beyond; 50 holds both (0.39 and 0.13 J
+#: below). Converged systems stop at ``correction_tolerance`` first
+TREE_CORRECTION_SWEEPS = 50
+#: [rad] the final correction with the joint tree stops after the sweep in which some body's correction
+#: turned it this far: a link jammed between two capsules (linearised rows far past their validity) was
+#: turned through wild angles by the sweeps, 7e19 J beyond the bound in 30 steps (0.5 rad: 3.7e17 J; 0.2:
+#: 8.5 J below, the SHOCK_JOINTED_JAM_CASES as without the cap)
+TREE_CORRECTION_MAX_TURN = 0.2
 
 
 class ShockSolver(Solver):
@@ -58,7 +72,7 @@ class ShockSolver(Solver):
     capabilities = Capabilities(joints=True, counters=(
         "iterations", "merit", "rows", "cache_hits", "layers", "layer_sweeps", "layer_correction_sweeps",
         "layer_penetration", "final_penetration", "joint_rows", "joint_error", "joint_error_after",
-        "settle_scaled"))
+        "settle_scaled", "settle_joint_sweeps"))
 
     def __init__(self, core) -> None:
         super().__init__(core)
@@ -290,7 +304,7 @@ class ShockSolver(Solver):
             if s.stop_unseen_contacts:     # bodies with a contact row in this step's dynamics
                 seen = np.zeros(n + 1, dtype=np.bool_)
                 seen[r.row_body[:offset].ravel()] = True     # index -1 (a fixed side) marks the spare slot
-            self._final_correction(core, dt, height, disp_lin, disp_ang, prof, t, seen)
+            self._final_correction(core, dt, height, disp_lin, disp_ang, prof, t, seen, tree=tree)
             if joint_rows and s.joint_aware_correction:
                 # the joint projection once more, at the corrected poses: the linear correction leaves
                 # part of a joint's error (its rows are linearised, its sweeps few); the final contacts
@@ -358,7 +372,8 @@ class ShockSolver(Solver):
         lam_step[offset:] += lam[offset:rows]
         return worst, t
 
-    def _final_correction(self, core, dt, height, disp_lin, disp_ang, prof, t, seen=None, detected=False):
+    def _final_correction(self, core, dt, height, disp_lin, disp_ang, prof, t, seen=None, detected=False,
+                          tree=None):
         """detect(t + dt) (unless ``detected``: done by the caller) and correction() on the new contacts
         (the last two lines of Fig. 14)."""
         b, r, s = core.bodies, core.rows, core.settings
@@ -388,10 +403,25 @@ class ShockSolver(Solver):
         disp_ang[:] = 0.0
         lam_c = np.empty(r.count)
         target = _correction_target(c, s)
-        worst, _ = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
-                              r.row_owner, target, 0.0, r.row_group, r.row_cfm,
-                              _joint_targets(core, r.count, dt, c.count) if joint_rows else _EMPTY, lam_c, disp_lin,
-                              disp_ang, s.correction_iterations, s.correction_tolerance)
+        tree = self._factor_final_tree(core, tree, c.count) if joint_rows and s.final_joint_tree else None
+        if tree is not None:
+            group = r.row_group[: r.count].copy()
+            mark_tree_rows(tree.count, tree.kind, tree.ref, core.joint_store.joint_type,
+                           core.joint_store.joint_row_start, c.count, group)
+            group[group < 0] = 0         # the tree's rows: solved by tree_sweep, skipped by the sweeps
+            worst, _ = tree_correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
+                                       r.row_owner, target, 0.0, group, r.row_cfm,
+                                       _joint_targets(core, r.count, dt, c.count), lam_c, disp_lin, disp_ang,
+                                       max(s.correction_iterations, TREE_CORRECTION_SWEEPS), s.correction_tolerance,
+                                       tree.count, tree.kind,
+                                       tree.ref, tree.parent, core.joint_store.joint_type,
+                                       core.joint_store.joint_row_start, c.count, tree.D_fac, tree.F, tree.H_diag,
+                                       tree.refine, tree.y, tree.x, tree.z, TREE_CORRECTION_MAX_TURN)
+        else:
+            worst, _ = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
+                                  r.row_owner, target, 0.0, r.row_group, r.row_cfm,
+                                  _joint_targets(core, r.count, dt, c.count) if joint_rows else _EMPTY, lam_c,
+                                  disp_lin, disp_ang, s.correction_iterations, s.correction_tolerance)
         if s.layered_final_correction_depth < math.inf and r.count:
             left = correction_residual(c.count, r.row_body, r.row_J, target, 0.0, disp_lin, disp_ang)
             if left > s.layered_final_correction_depth:
@@ -425,8 +455,11 @@ class ShockSolver(Solver):
                 stop_approach(c.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, unseen, c.contact_restitution,
                               s.restitution_threshold, b.body_linear_velocity, b.body_angular_velocity, s.iterations)
         core.counters["settle_scaled"] = 0
+        core.counters["settle_joint_sweeps"] = 0
         if s.settle_pushed_contacts and r.count:
             self._settle(core, lam_c, c.count, joint_rows)
+        if tree is not None:
+            self._settle_joints(core, tree, lam_c, c.count, joint_rows)
         moved = fused.largest_displacement(n, disp_lin, disp_ang) if n else 0.0
         if s.reuse_final_contacts and moved <= s.reuse_max_correction:
             # depth after the correction, to first order: depth - J_n disp (the rows are the normals)
@@ -516,6 +549,53 @@ class ShockSolver(Solver):
                                                             b.body_inertia_local, v_lin0, v_ang0,
                                                             b.body_linear_velocity, b.body_angular_velocity))
 
+    def _factor_final_tree(self, core, tree, contacts):
+        """The joint tree of the final correction and the settle (``ShockSettings.final_joint_tree``),
+        factored at the final correction's joint rows (from row ``contacts`` on) in the kinetic metric;
+        ``tree``: this step's (``_joint_tree``), built here when the tree projection is off. None when
+        no joint is in a tree or a joint closes a loop (as ``_joint_tree``)."""
+        b, js = core.bodies, core.joint_store
+        if tree is None:
+            tree = _loopless_tree(core)
+            if tree is None:
+                return None
+        # springs are no position constraints: an enormous compliance keeps their multipliers at zero
+        spread = factor_tree(tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.joint_type,
+                             js.joint_row_start, contacts, core.rows.row_J, core.rows.row_cfm, b.body_mass,
+                             b.body_inv_inertia_world, 1e200, tree.D, tree.D_fac, tree.F, tree.H_diag)
+        tree.refine = joint_tree.REFINE_STEPS if spread > joint_tree.REFINE_SPREAD else 0
+        return tree
+
+    def _settle_joints(self, core, tree, lam_c, contacts, joint_rows):
+        """The joints' velocity settle (``ShockSettings.final_joint_tree``, ``kernels.settle_joint_tree``)
+        on the final correction's rows and the factored ``tree`` (``_factor_final_tree``): the tree
+        joints' equality rows solved exactly, with the pushed contacts' normal rows (lambda_c > 0, as
+        ``_settle`` takes them) and the joints' limit rows by Gauss-Seidel."""
+        b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
+        rows = contacts + joint_rows
+        group = np.zeros(rows, dtype=np.int64)      # 0: not swept
+        group[:contacts][lam_c[:contacts] > 0.0] = 1
+        kind = r.row_kind[contacts:rows]
+        limit = (kind == T.ROW_LIMIT) & (r.row_cfm[contacts:rows] == 0.0)
+        group[contacts:rows][limit] = 1
+        bias = np.zeros(rows)
+        bias[contacts:rows][limit] = np.minimum(r.row_bias[contacts:rows][limit], 0.0)
+        lo = r.row_lo[:rows].copy()
+        hi = r.row_hi[:rows].copy()
+        lo[:contacts] = 0.0
+        hi[:contacts] = np.inf
+        link = r.row_link[:rows].copy()
+        link[:contacts] = -1
+        sweeps, scaled = settle_joint_tree(
+            rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag, bias, lo, hi, link, r.row_mu, r.row_cfm, group,
+            tree.count, tree.kind, tree.ref, tree.parent, js.joint_type, js.joint_row_start, contacts, tree.D_fac,
+            tree.F, tree.H_diag, tree.refine, tree.y, tree.x, tree.z, b.count, b.body_fixed, b.body_mass,
+            b.body_orientation, b.body_inertia_local, b.body_linear_velocity, b.body_angular_velocity, s.iterations,
+            s.tolerance)
+        core.counters["settle_joint_sweeps"] = int(sweeps)
+        core.counters["settle_scaled"] += int(scaled)
+
+
 def _EMPTY_ROWS(rows):
     """Zero velocity targets for a propagation that runs no dynamics sweeps (read by none)."""
     return np.zeros(rows)
@@ -551,9 +631,14 @@ def _joint_tree(core):
     last: a loop joint stays out of the tree and only the capped Gauss-Seidel passes close it, after
     the tree's Newton steps moved its bodies; on ``bridge`` (a plank chain held by the world at both
     ends) its error grew to 122 mm (9.6 mm with the passes alone)."""
-    js = core.joint_store
     if not core.joint_layout.row_total or not core.settings.joint_tree_projection:
         return None
+    return _loopless_tree(core)
+
+
+def _loopless_tree(core):
+    """``JointTree(core)``, or None when no joint is in it or an active joint closes a loop."""
+    js = core.joint_store
     tree = JointTree(core)
     if not tree.count or (js.joint_active[: js.count] & ~tree.in_tree).any():
         return None
