@@ -200,6 +200,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     joint_tree_projection: bool = True
     joint_projection_angular_weight: float = 0.01
     root_support_cos: float = 0.5
+    layer_ahead_copies: bool = True
     layer_warm_start: float = 0.0
     speculative_contacts: bool = True
     reuse_max_correction: float = 1e-3
@@ -245,7 +246,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             raise SettingsError(f"setting joint_projection_angular_weight={aw!r} must be in (0, 1] (1: the kinetic "
                                 f"metric)")
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
-                     "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts",
+                     "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts", "layer_ahead_copies",
                      "joint_tree_projection"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")
