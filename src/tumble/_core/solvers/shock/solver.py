@@ -28,6 +28,7 @@ from tumble._core.dynamics.joints.rows import load_joint_impulses, store_joint_i
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.solvers.shock.kernels import (
+    AHEAD_COPY_MIN_PUSH,
     accumulate_displacement,
     apply_step_displacement,
     correction,
@@ -361,13 +362,15 @@ class ShockSolver(Solver):
         g = np.asarray(core.gravity, dtype=np.float64)
         gn = float(np.linalg.norm(g))
         up = -g / gn if gn > 0.0 and s.root_support_cos > -1.0 else np.zeros(3)
+        gravity_up = -g / gn if gn > 0.0 else np.zeros(3)
         height = np.zeros(n, dtype=np.int64)
         layers = articulated_heights(rows, row_body, r.row_kind, r.row_J, up, s.root_support_cos, n, b.body_fixed,
                                      height)
         copy_of = np.full(rows, -1, dtype=np.int64)
         extra = 0
         if copies and s.layer_ahead_copies and layers > 1:
-            extra = count_ahead_copies(rows, row_body, r.row_kind, r.row_link, height, copy_of)
+            extra = count_ahead_copies(rows, row_body, r.row_kind, r.row_link, r.row_J, height, gravity_up,
+                                       AHEAD_COPY_MIN_PUSH, copy_of)
         total = rows + extra
         if extra:
             shared = row_body is r.row_body
