@@ -56,9 +56,6 @@ from tumble._core.rows import (
 #: ``row_kind`` of an ahead copy's normal row (``write_ahead_copies``): a velocity row like a contact's
 #: normal, which ``correction_sweep`` skips (it is no position constraint).
 ROW_AHEAD_COPY = 100
-#: ``count_ahead_copies``' ``min_push``: rows whose push on the lower body points more than 60 degrees
-#: from straight down (a body resting on it) are not copied
-AHEAD_COPY_MIN_PUSH = -0.5
 
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
@@ -757,8 +754,8 @@ def count_ahead_copies(row_count, row_body, row_kind, row_link, row_J, body_heig
     """The rows that ``write_ahead_copies`` copies into the layer of their lower side [tumble, issue 18]:
     every contact normal row between two dynamic bodies x (height h) and y of a greater height
     (solved in a later layer) whose push on x, the row's linear Jacobian n on x's side, has
-    n . up >= ``min_push`` (y not resting on top of x: ``ShockSolver`` passes -0.5, normals more than
-    60 degrees from straight down), and the friction rows linked to such a row. ``up`` zero: every
+    n . up >= ``min_push`` (``ShockSettings.layer_ahead_min_push``, -0.5: y not resting on top of x, its
+    normal more than 60 degrees from straight down), and the friction rows linked to such a row. ``up`` zero: every
     such row. Why not the rows of bodies resting on x: the common case of a stack (every course on
     the one below), where the copy only doubles the rows (tower_roof ~25 -> ~48 ms per step with
     them) and keeps x from moving up into a body that will be solved after it anyway.

@@ -28,7 +28,6 @@ from tumble._core.dynamics.joints.rows import load_joint_impulses, store_joint_i
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.solvers.shock.kernels import (
-    AHEAD_COPY_MIN_PUSH,
     accumulate_displacement,
     apply_step_displacement,
     correction,
@@ -370,7 +369,7 @@ class ShockSolver(Solver):
         extra = 0
         if copies and s.layer_ahead_copies and layers > 1:
             extra = count_ahead_copies(rows, row_body, r.row_kind, r.row_link, r.row_J, height, gravity_up,
-                                       AHEAD_COPY_MIN_PUSH, copy_of)
+                                       float(s.layer_ahead_min_push), copy_of)
         total = rows + extra
         if extra:
             shared = row_body is r.row_body
