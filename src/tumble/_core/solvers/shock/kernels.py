@@ -55,6 +55,10 @@ from tumble._core.rows import (
     warm_start,
 )
 
+#: ``row_kind`` of an ahead copy's normal row (``write_ahead_copies``): a velocity row like a contact's
+#: normal, which ``correction_sweep`` skips (it is no position constraint).
+ROW_AHEAD_COPY = 100
+
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
 PARALLEL_MIN_BLOCKS = 8
@@ -883,3 +887,90 @@ def layer_targets(row_count, row_body, row_J, row_kind, row_bias, row_layer, bod
                 jb += row_J[r, side, k] * v_lin[b, k] + row_J[r, side, 3 + k] * v_ang[b, k]
         if bases == 1 and jb < -threshold and jb < out[r]:
             out[r] = jb
+
+
+@kernel
+def count_ahead_copies(row_count, row_body, row_kind, row_link, row_J, body_height, up, min_push, copy_of):
+    """The rows that ``write_ahead_copies`` copies into the layer of their lower side [tumble, issue 18]:
+    every contact normal row between two dynamic bodies x (height h) and y of a greater height
+    (solved in a later layer) whose push on x, the row's linear Jacobian n on x's side, has
+    n . up >= ``min_push`` (``ShockSettings.layer_ahead_min_push``, -0.5: y not resting on top of x, its
+    normal more than 60 degrees from straight down), and the friction rows linked to such a row. ``up`` zero: every
+    such row. Why not the rows of bodies resting on x: the common case of a stack (every course on
+    the one below), where the copy only doubles the rows (tower_roof ~25 -> ~48 ms per step with
+    them) and keeps x from moving up into a body that will be solved after it anyway.
+
+    Why: a row belongs to the layer of its higher side (``contact.layers.build_layers``), so x is
+    solved in layer h - 1 without y, which joins the layers only at h, with x fixated. Whatever y
+    does for x -- holds it up, or holds it sideways where a sphere sits between spheres on steep
+    normals -- x's own layer does not see: x slides or falls into y, the layer's projection pushes
+    it back out (a lift nobody paid for), and the fall stays in its velocity; meanwhile x, moving,
+    pushes the bodies of its later layers. Measured in ``pile1000`` under shock after 1500 steps
+    (60 Hz): the layer projections lifted ~75 spheres by > 0.5 mm every step (+6.7 J of potential
+    energy per step), their velocities after the layers -0.05 to -0.14 m/s; the pile never rested
+    (kinetic energy of the spheres in the box 2-7 J). Copying only the rows whose y holds x up
+    (n . up > 0.5) changed nothing measurable (+7 J per step): the sideways contacts matter.
+
+    ``copy_of`` (rows,) int64 receives -1, or for a row to copy the index its copy will have
+    (``row_count``, ``row_count + 1``, ...: the normals first, then the friction rows, each in the
+    rows' order). Returns the number of copies. Reads only."""
+    n = 0
+    for r in range(row_count):
+        copy_of[r] = -1
+        if row_kind[r] != T.ROW_CONTACT_NORMAL:
+            continue
+        a = row_body[r, 0]
+        b = row_body[r, 1]
+        if a < 0 or b < 0 or body_height[a] == body_height[b]:
+            continue
+        side = 0 if body_height[a] < body_height[b] else 1      # x, the lower side
+        push = row_J[r, side, 0] * up[0] + row_J[r, side, 1] * up[1] + row_J[r, side, 2] * up[2]
+        if push >= min_push:
+            copy_of[r] = row_count + n
+            n += 1
+    for r in range(row_count):
+        if row_kind[r] == T.ROW_CONTACT_FRICTION and 0 <= row_link[r] < row_count and copy_of[row_link[r]] >= 0:
+            copy_of[r] = row_count + n
+            n += 1
+    return n
+
+
+@kernel
+def write_ahead_copies(row_count, copy_of, body_height, row_body, row_J, row_B, row_inv_diag, row_bias,
+                       row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm,
+                       row_group):
+    """Row ``copy_of[r]`` = row r seen from its lower side x only (``count_ahead_copies``): the same
+    Jacobian, velocity target, bounds and owner, with the higher side y replaced by a fixed body (-1),
+    and a normal copy's kind ``ROW_AHEAD_COPY``: a velocity row only, which the layer's projection
+    skips. Why: as a position row the static y pushed x out of an existing overlap towards x's own
+    supports; in tests/physics/test_shock_jams.py a 1 kg box under a 10 t box was pushed into the
+    ground (67 mm deep, when the rows of bodies resting on x were copied too; the overlap is y's to
+    leave, in its own layer). The copy joins x's layer (h - 1) as a row to a wall would: in that
+    layer y is a static obstacle at its pose of ``detect(t)`` that takes no impulse and lends no
+    velocity. Why not y's velocity: y is not solved yet, and after the step's gravity it
+    falls at g (1 - a) dt; x next to a falling y would be dragged along, the motion these copies
+    remove. When y's own layer comes, row r moves y with x fixated (000 §4, unchanged). A friction
+    copy links to its normal's copy; ``row_lambda`` of a copy is 0."""
+    for r in range(row_count):
+        k = copy_of[r]
+        if k < 0:
+            continue
+        src = r if row_kind[r] == T.ROW_CONTACT_NORMAL else row_link[r]
+        keep = 0 if body_height[row_body[src, 0]] < body_height[row_body[src, 1]] else 1   # the lower side
+        for side in range(2):
+            row_body[k, side] = row_body[r, side] if side == keep else -1
+            for c in range(6):
+                row_J[k, side, c] = row_J[r, side, c]
+                row_B[k, side, c] = row_B[r, side, c] if side == keep else 0.0
+        row_inv_diag[k] = row_inv_diag[r]
+        row_bias[k] = row_bias[r]
+        row_bias_relax[k] = row_bias_relax[r]
+        row_lo[k] = row_lo[r]
+        row_hi[k] = row_hi[r]
+        row_link[k] = copy_of[row_link[r]] if row_kind[r] != T.ROW_CONTACT_NORMAL else -1
+        row_mu[k] = row_mu[r]
+        row_kind[k] = ROW_AHEAD_COPY if row_kind[r] == T.ROW_CONTACT_NORMAL else row_kind[r]
+        row_lambda[k] = 0.0
+        row_owner[k] = row_owner[r]
+        row_cfm[k] = row_cfm[r]
+        row_group[k] = 1

@@ -34,6 +34,7 @@ from tumble._core.solvers.shock.kernels import (
     apply_step_displacement,
     correction,
     correction_residual,
+    count_ahead_copies,
     load_layer_impulses,
     no_energy_gain,
     prepare_normal_rows,
@@ -44,6 +45,7 @@ from tumble._core.solvers.shock.kernels import (
     store_layer_impulses,
     tree_correction,
     update_depths,
+    write_ahead_copies,
 )
 from tumble._core.solvers.shock.settings import ShockSettings
 from tumble._core.types import JOINT_MAX_ROWS
@@ -72,7 +74,7 @@ class ShockSolver(Solver):
     capabilities = Capabilities(joints=True, counters=(
         "iterations", "merit", "rows", "cache_hits", "layers", "layer_sweeps", "layer_correction_sweeps",
         "layer_penetration", "final_penetration", "joint_rows", "joint_error", "joint_error_after",
-        "settle_scaled", "settle_joint_sweeps"))
+        "settle_scaled", "settle_joint_sweeps", "ahead_copies"))
 
     def __init__(self, core) -> None:
         super().__init__(core)
@@ -320,10 +322,6 @@ class ShockSolver(Solver):
         """Shock propagation (Fig. 12): dynamics((1 - a) dt) and correction() layer by layer, bottom-up,
         the bottom of each layer fixated. Returns (the worst penetration a layer saw, the time)."""
         b, c, r, s, js = core.bodies, core.contacts, core.rows, core.settings, core.joint_store
-        (layers, layer_height, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start,
-         layer_bodies) = self._layers_of(core, r.row_body, rows)
-        height[:] = layer_height        # the caller's array: the final correction fixates by these heights
-        core.counters["layers"] = int(layers)
         # "incremental": the targets are taken layer by layer inside the propagation
         # (kernels.layer_row_targets), from the bases' velocities as their own layer left them
         collision_speed = float(s.layer_collision_speed) if s.layer_targets == "incremental" else -1.0
@@ -352,12 +350,20 @@ class ShockSolver(Solver):
             kept = r.row_lambda[offset:rows].copy()
             stages.write_joint_rows(core, offset, dt, h, False)
             r.row_lambda[offset:rows] = kept
+        (layers, layer_height, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start,
+         layer_bodies, total, row_body, _) = self._layers_of(core, r.row_body, rows)
+        height[:] = layer_height        # the caller's array: the final correction fixates by these heights
+        core.counters["layers"] = int(layers)
+        core.counters["ahead_copies"] = total - rows
+        if total > rows:                # the ahead copies' rows (``_layers_of``) start from 0
+            lam = np.concatenate((lam, np.zeros(total - rows)))
+            lam_c = np.empty(total)
         # the layers' blocks run in parallel only in big scenes (waking the threads costs more than a
         # small scene's layers; the result does not depend on the thread count)
         propagate = shock_propagation if c.count >= stages.PARALLEL_MIN_CONTACTS else shock_propagation.serial
         worst, layer_sweeps, layer_corrections = propagate(
-            layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, r.row_body, r.row_J, r.row_B,
-            layer_inv_diag, r.row_bias[:rows].copy() if collision_speed >= 0.0 else r.row_bias, r.row_lo, r.row_hi,
+            layers, layer_row_start, layer_rows, layer_body_start, layer_bodies, height, row_body, r.row_J, r.row_B,
+            layer_inv_diag, r.row_bias[:total].copy() if collision_speed >= 0.0 else r.row_bias, r.row_lo, r.row_hi,
             r.row_link, r.row_mu, r.row_cfm, r.row_group,
             r.row_kind, r.row_owner, _correction_target(c, s), 0.0, _joint_targets(core, rows, h), lam, lam_c,
             b.body_linear_velocity, b.body_angular_velocity,
@@ -431,14 +437,15 @@ class ShockSolver(Solver):
                 # sweeps of eq. 46 on a 32 kg brick under the 16 t block in tower_roof move the block by
                 # 1/500 of the brick's push, and the brick stayed 21-23 cm inside the ground (000 Fig. 13:
                 # "the correction completely fails to converge without shock propagation")
-                lam_l = np.zeros(r.count)
-                L = self._layers_of(core, r.row_body, r.count)
+                rows = r.count
+                L = self._layers_of(core, r.row_body, rows, copies=False)    # a projection: no ahead copies
+                lam_l = np.zeros(rows)
                 propagate = (shock_propagation if c.count >= stages.PARALLEL_MIN_CONTACTS
                              else shock_propagation.serial)
                 w2, _, _ = propagate(
-                    L[0], L[3], L[4], L[6], L[7], L[1], r.row_body, r.row_J, r.row_B, L[5], _EMPTY_ROWS(r.count),
+                    L[0], L[3], L[4], L[6], L[7], L[1], r.row_body, r.row_J, r.row_B, L[5], _EMPTY_ROWS(rows),
                     r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind, r.row_owner, target,
-                    0.0, _joint_targets(core, r.count, dt, c.count) if joint_rows else _EMPTY, np.zeros(r.count), lam_l,
+                    0.0, _joint_targets(core, rows, dt, c.count) if joint_rows else _EMPTY, np.zeros(rows), lam_l,
                     b.body_linear_velocity, b.body_angular_velocity, disp_lin, disp_ang, 0.0, 0,
                     s.correction_iterations, 0.0, s.tolerance, s.correction_tolerance, L[2], 1, 0.0, -1.0, _EMPTY)
                 np.maximum(lam_c, lam_l, out=lam_c)     # the rows either pass pushed: the settle pass's set
@@ -467,30 +474,55 @@ class ShockSolver(Solver):
             self.final_state = self._save_key(core)
         stages.lap(prof, "correction", t)
 
-    def _layers_of(self, core, row_body, rows):
+    def _layers_of(self, core, row_body, rows, copies=True):
         """The stack layers (000 §4) of the rows ``row_body[:rows]`` at the current rows' Jacobians: heights
-        (``articulated_heights``; shared by ``_propagate`` and ``_settle``) and ``build_layers``' arrays, as the
-        arguments ``shock_propagation`` takes them: (layers, height, row_block, layer_row_start,
-        layer_rows, layer_inv_diag, layer_body_start, layer_bodies)."""
+        (``articulated_heights``; shared by ``_propagate`` and ``_settle``), the ahead copies and
+        ``build_layers``' arrays, as the arguments ``shock_propagation`` takes them: (layers, height,
+        row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies, total,
+        row_body, copy_of).
+
+        Ahead copies (``ShockSettings.layer_ahead_copies``, ``kernels.count_ahead_copies``): every contact
+        row between bodies of two heights is copied, seen from the lower side only (the higher one a
+        static obstacle), into rows ``rows:total`` of ``core.rows`` (grown if needed), so a body meets
+        the neighbours of later layers in its own layer. ``row_body`` returned is the one to pass on:
+        ``core.rows.row_body`` when that was given, else the given rows followed by the copies' (``_settle``
+        masks rows in a copy of its own). ``copy_of`` (rows,): the copy's index per row, -1 for none."""
         b, r, s = core.bodies, core.rows, core.settings
         n = b.count
         g = np.asarray(core.gravity, dtype=np.float64)
         gn = float(np.linalg.norm(g))
         up = -g / gn if gn > 0.0 and s.root_support_cos > -1.0 else np.zeros(3)
+        gravity_up = -g / gn if gn > 0.0 else np.zeros(3)
         height = np.zeros(n, dtype=np.int64)
         layers = articulated_heights(rows, row_body, r.row_kind, r.row_J, up, s.root_support_cos, n, b.body_fixed,
                                      height)
-        row_layer = np.empty(rows, dtype=np.int64)
-        row_block = np.empty(rows, dtype=np.int64)
+        copy_of = np.full(rows, -1, dtype=np.int64)
+        extra = 0
+        if copies and s.layer_ahead_copies and layers > 1:
+            extra = count_ahead_copies(rows, row_body, r.row_kind, r.row_link, r.row_J, height, gravity_up,
+                                       float(s.layer_ahead_min_push), copy_of)
+        total = rows + extra
+        if extra:
+            shared = row_body is r.row_body
+            r.reserve(total)
+            write_ahead_copies(rows, copy_of, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
+                                 r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind,
+                                 r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+            if shared:
+                row_body = r.row_body
+            else:
+                row_body = np.concatenate((row_body[:rows], r.row_body[rows:total]))
+        row_layer = np.empty(total, dtype=np.int64)
+        row_block = np.empty(total, dtype=np.int64)
         layer_row_start = np.empty(layers + 1, dtype=np.int64)
-        layer_rows = np.empty(rows, dtype=np.int64)
-        layer_inv_diag = np.empty(rows)
+        layer_rows = np.empty(total, dtype=np.int64)
+        layer_inv_diag = np.empty(total)
         layer_body_start = np.empty(layers + 1, dtype=np.int64)
         layer_bodies = np.empty(n, dtype=np.int64)
-        build_layers(rows, row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, row_block,
+        build_layers(total, row_body, r.row_J, r.row_B, height, n, b.body_fixed, layers, row_layer, row_block,
                      layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies)
         return (layers, height, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start,
-                layer_bodies)
+                layer_bodies, total, row_body, copy_of)
 
     def _settle(self, core, lam_c, contacts, joint_rows):
         """The velocity the final correction did not pay for, removed [tumble, issue 18].
@@ -531,10 +563,12 @@ class ShockSolver(Solver):
         r.row_group[:contacts] = 1
         bias = np.zeros(rows)
         bias[contacts:rows] = r.row_bias[contacts:rows]
-        layers, height, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies = \
-            self._layers_of(core, row_body, rows)
-        lam = np.zeros(rows)
-        scratch = np.zeros(rows)
+        (layers, height, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start, layer_bodies, total,
+         row_body, _) = self._layers_of(core, row_body, rows)
+        if total > rows:                # the ahead copies: contact rows, target 0
+            bias = np.concatenate((bias, np.zeros(total - rows)))
+        lam = np.zeros(total)
+        scratch = np.zeros(total)
         disp = np.zeros((n, 3))
         v_lin0 = b.body_linear_velocity[:n].copy()
         v_ang0 = b.body_angular_velocity[:n].copy()
