@@ -18,7 +18,7 @@ import tumble as tb
 
 
 def _column(steps=120, **settings):
-    w = tb.World(solver="shock", **settings)
+    w = tb.World(solver="shock", **{"layer_ahead_copies": True, **settings})
     w.add_body(tb.Plane(), fixed=True)
     for k in range(3):
         w.add_body(tb.Box((0.1, 0.1, 0.1)), position=(0, 0, 0.1 + 0.2 * k), mass=1.0)

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from tumble._core.config import kernel
-from tumble._core.dynamics.integrate import apply_pseudo_velocities, mark_pushed
+from tumble._core.dynamics.integrate import apply_pseudo_velocities, keep_grounded_pushes, mark_pushed
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, clamped_update, row_velocity, warm_start
 
@@ -196,6 +196,7 @@ def jacobi_pseudo_correction(row_count, row_body, row_J, row_B, row_inv_diag, bi
     guarded_sweeps(row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link, row_mu,
                    row_cfm, lam_p, vp_lin, vp_ang, iterations, omega, bound, body_count, 0.0, np.zeros(0))
     mark_pushed(body_count, body_fixed, vp_lin, vp_ang, pushed)
+    keep_grounded_pushes(row_count, row_body, bias_pseudo, body_fixed, pushed)
     apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, dt, body_position, body_orientation, v_ang)
 
 

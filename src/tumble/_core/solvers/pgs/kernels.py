@@ -17,6 +17,7 @@ from tumble._core.dynamics.integrate import (
     integrate_positions,
     integrate_positions_midpoint,
     integrate_velocities,
+    keep_grounded_pushes,
     mark_pushed,
     pushed_start,
     update_body_frames,
@@ -485,6 +486,7 @@ def pseudo_correction(manifold_start, manifold_count, row_count, row_body, row_J
             pgs_sweep(0, row_count, row_body, row_J, row_B, row_inv_diag, bias_pseudo, row_lo, row_hi, row_link,
                       row_mu, row_cfm, row_group, lam_p, vp_lin, vp_ang)
     mark_pushed(body_count, body_fixed, vp_lin, vp_ang, pushed)
+    keep_grounded_pushes(row_count, row_body, bias_pseudo, body_fixed, pushed)
     apply_pseudo_velocities(body_count, body_fixed, vp_lin, vp_ang, h, body_position, body_orientation, v_ang)
     for i in range(min(body_count, disp_ang.shape[0])):
         if not body_fixed[i]:
