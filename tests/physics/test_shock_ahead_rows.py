@@ -20,6 +20,8 @@ boxes gives them at most a perfectly inelastic hit's share: it keeps >= 8 * 5 / 
 ground's friction over the step); and where no row is copied the world moves exactly as with the copies off.
 """
 
+import pytest
+
 import tumble as tb
 
 
@@ -90,3 +92,10 @@ def test_every_row_copied_stops_the_impact():
     """The contrast (the copies before ``layer_ahead_max_speed``)."""
     speeds, w, top = _impact(layer_ahead_max_speed=float("inf"))
     assert speeds[0] < 4.0
+
+
+def test_a_bad_max_speed_names_the_setting():
+    for bad in (-1.0, float("nan"), "fast"):
+        with pytest.raises(tb.SettingsError, match="layer_ahead_max_speed"):
+            tb.World(solver="shock", layer_ahead_max_speed=bad)
+    tb.World(solver="shock", layer_ahead_max_speed=float("inf"))
