@@ -176,18 +176,18 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         layer_ahead_copies: every contact row between two dynamic bodies of different stack heights
             is also solved in the lower body's layer, the higher body a static obstacle there (its
             pose of detect(t), no velocity, no impulse), as a velocity row only (the projections skip
-            it) [tumble, issue 18; ``kernels.count_ahead_copies``]. Default False (an option): on, the
-            small tower_roof's cannonball knocked no brick out (test_erleben_results_000, 0 bricks
-            displaced; with it off the tower falls as the paper's does) and a capsule dropped at 60 Hz
-            gained 1.1 mJ in a step beyond the energy tolerance (tests/physics/test_shock_energy.py); what
-            it buys on piles is below. Why it exists: a row belongs to
-            the layer of its higher side, so a body held up or sideways by a neighbour of a later layer
-            slid or fell in its own layer; the layer's projection lifted it back and its velocity kept
-            the fall. Measured on pile1000 (60 Hz, one thread, both worlds stepped alternately in one
-            process, loaded machine), False -> True: from the start, at step 300 (the scene's 5 s) kinetic
-            energy of the spheres in the box 10.6 -> 3.5 J, largest one-step energy rise 12.4 -> 0 J,
-            deepest overlap 2.8 -> 0.19 mm, 42.6 -> 46.2 ms per step (CPU, medians); from the state at
-            step 1500, over the next 240 steps 1.8-8.0 J -> 0.7-2.1 J, largest rise 15.2 -> 0.40 J.
+            it) [tumble, issue 18; ``kernels.count_ahead_copies``]; but not the rows of a body resting
+            on the lower one (``layer_ahead_min_push``) nor impacts (``layer_ahead_max_speed``). Default
+            True. Why: a row belongs to the layer of its higher side, so a body held up or sideways by a
+            neighbour of a later layer slid or fell in its own layer; the layer's projection lifted it
+            back and its velocity kept the fall. Measured on pile1000 (60 Hz, one thread, the worlds
+            stepped alternately in one process, CPU time, loaded machine), False -> True: from the state
+            at step 1500 (reached with False), over the next 240 steps kinetic energy of the spheres in
+            the box 0.82-4.69 J -> 0.15-1.84 J (median 2.24 -> 0.44 J), largest one-step rise of the
+            total energy 0.71 -> 0.19 J, deepest contact 3.5 -> 0.37 mm, 43.7 -> 48.1 ms per step
+            (medians); from the start, at step 300 (the scene's 5 s), kinetic energy in the box 6.8 ->
+            7.1 J (median of the last 30 steps 9.8 -> 4.4 J), deepest contact over the last 60 steps 3.9
+            -> 0.37 mm, no step raised the total energy either way, 41.0 -> 45.1 ms per step.
         layer_ahead_min_push: the ahead copies take only the rows whose push on the lower body n has
             n . up >= this (``kernels.count_ahead_copies``) [tumble, issue 18]. Default -0.5: not the rows
             of a body resting on the lower one (normal within 60 degrees of straight down), the common
@@ -196,6 +196,20 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             between two heights. Measured on pile1000 from the state at step 1500 (60 Hz): kinetic
             energy of the spheres in the box 0.7-2.1 J over 240 steps at -0.5, 0.14-0.29 J over 120
             steps at -1 (1.8-8.0 J without copies); largest one-step rise 0.40 / 0.25 J (15.2 J without).
+        layer_ahead_max_speed: [m/s] the ahead copies leave out impacts: a row whose lower body moves
+            into the higher one's pose faster than this, and every row of a body that has a contact
+            closing faster than this (a body hit this step), at the velocities the layers start from
+            (``kernels.count_ahead_copies``) [tumble, issue 18]. Default 1 m/s. Why: in the copy the
+            higher body is a static wall, which stops a fast lower body dead, and the higher body,
+            solved after it, is then never pushed: with every row copied (inf) the small tower_roof's
+            cannonball (on the ground, stack height 1) met the height-2 bricks at 5.6-10.6 m/s, was
+            stopped and knocked no brick out (tests/papers/test_erleben_results_000.py); 25 bricks
+            without copies. Measured, tower_roof (4 courses, dt 0.01) bricks displaced: 0.25 m/s 20,
+            0.5: 20, 1: 19, 2: 16, 4: 13 with the closing-speed and hit tests; 23 at 1 m/s with the
+            lower body's own approach too (the default). pile1000's copied rows close at <= 1.44 m/s
+            and their lower body approaches at <= 1.78 m/s while the spheres fall in (steps 0-60),
+            <= 0.75 / 1.26 m/s in steps 60-120, <= 0.45 / 0.61 m/s in steps 200-300; from the state at
+            step 1500, 1 m/s and inf gave the same 240 steps (the same copies).
         layer_warm_start: with ``warm_start``, the share of its last step's layer impulse each
             contact row starts its layer solve from [tumble, issue 18]; joint rows start from all of
             theirs. Default 0: the contacts start from lambda = 0, as Fig. 12 reads. Measured: with 1
@@ -257,8 +271,9 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     joint_tree_projection: bool = True
     joint_projection_angular_weight: float = 0.01
     root_support_cos: float = 0.5
-    layer_ahead_copies: bool = False
+    layer_ahead_copies: bool = True
     layer_ahead_min_push: float = -0.5
+    layer_ahead_max_speed: float = 1.0
     layer_warm_start: float = 0.0
     speculative_contacts: bool = True
     reuse_max_correction: float = 1e-3
@@ -291,6 +306,10 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         mp = self.layer_ahead_min_push
         if isinstance(mp, bool) or not isinstance(mp, (int, float)) or not -1.0 <= mp <= 1.0:
             raise SettingsError(f"setting layer_ahead_min_push={mp!r} must be in [-1, 1]")
+        ms = self.layer_ahead_max_speed
+        if isinstance(ms, bool) or not isinstance(ms, (int, float)) or math.isnan(ms) or ms < 0:
+            raise SettingsError(f"setting layer_ahead_max_speed={ms!r} must be a number >= 0 [m/s] (inf: every "
+                                f"closing speed)")
         for name in ("cfm", "correction_slop", "correction_tolerance", "block_tolerance", "reuse_max_correction",
                      "layer_collision_speed"):
             v = getattr(self, name)

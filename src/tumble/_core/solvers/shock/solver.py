@@ -482,9 +482,11 @@ class ShockSolver(Solver):
         row_body, copy_of).
 
         Ahead copies (``ShockSettings.layer_ahead_copies``, ``kernels.count_ahead_copies``): every contact
-        row between bodies of two heights is copied, seen from the lower side only (the higher one a
-        static obstacle), into rows ``rows:total`` of ``core.rows`` (grown if needed), so a body meets
-        the neighbours of later layers in its own layer. ``row_body`` returned is the one to pass on:
+        row between bodies of two heights (but the rows of a body resting on the lower one, and the rows
+        of impacts: closing faster than ``layer_ahead_max_speed`` at the current velocities, or of a
+        body with such a row) is copied, seen from the lower side only (the higher one a static
+        obstacle), into rows ``rows:total`` of ``core.rows`` (grown if needed), so a body meets the
+        neighbours of later layers in its own layer. ``row_body`` returned is the one to pass on:
         ``core.rows.row_body`` when that was given, else the given rows followed by the copies' (``_settle``
         masks rows in a copy of its own). ``copy_of`` (rows,): the copy's index per row, -1 for none."""
         b, r, s = core.bodies, core.rows, core.settings
@@ -500,7 +502,8 @@ class ShockSolver(Solver):
         extra = 0
         if copies and s.layer_ahead_copies and layers > 1:
             extra = count_ahead_copies(rows, row_body, r.row_kind, r.row_link, r.row_J, height, gravity_up,
-                                       float(s.layer_ahead_min_push), copy_of)
+                                       float(s.layer_ahead_min_push), b.body_linear_velocity, b.body_angular_velocity,
+                                       float(s.layer_ahead_max_speed), np.empty(n, dtype=np.bool_), copy_of)
         total = rows + extra
         if extra:
             shared = row_body is r.row_body
