@@ -138,7 +138,8 @@ def test_one_newton_step_is_the_dense_projection_and_more_steps_close_the_tree()
                             js.joint_soft, js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor,
                             js.joint_row_start, core.joint_layout.row_total, js.joint_impulse, js.joint_coord,
                             js.joint_lever, b.body_position[:nb], b.body_orientation, b.body_mass, b.body_inv_mass,
-                            b.body_inv_inertia_world, b.body_fixed, 1 / 60, iterations, tolerance)
+                            b.body_inv_inertia_world, b.body_fixed, 1 / 60, iterations, tolerance,
+                            np.zeros(0, dtype=np.int64))
 
     first, _, _ = project(1)
     assert first == pytest.approx(np.abs(minus_c).max(), rel=1e-9)

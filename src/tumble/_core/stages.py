@@ -38,7 +38,7 @@ from tumble._core.dynamics.joints.rows import (
 )
 from tumble._core.dynamics.joints.tree import project_tree as _project_tree
 from tumble._core.fused import FALLBACK, PAIRS, detect_or_fly
-from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED
+from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED, JOINT_BASE_ROWS
 
 #: Broad-phase boxes are enlarged by this fraction of a geometry's bounding radius, at most FAT_MAX [m]
 #: (see collision.geoms.refresh_fat_aabbs).
@@ -328,9 +328,14 @@ def finish_joints(core, offset: int, lam, dt: float, reaction_lam=None) -> None:
                     lam if reaction_lam is None else reaction_lam, dt, js.joint_lever, js.joint_force, js.joint_torque)
 
 
-def _tree_newton(core, dt: float, tree, angular_weight: float):
-    """``project_tree`` on the core state (frames and joint coordinates refreshed first): returns
-    (largest error before, after, whether a step was undone)."""
+#: no loop joints (``_tree_newton``)
+_NO_JOINTS = np.zeros(0, dtype=np.int64)
+
+
+def _tree_newton(core, dt: float, tree, angular_weight: float, loop_joints=_NO_JOINTS):
+    """``project_tree`` on the core state (frames and joint coordinates refreshed first), with the
+    ``loop_joints`` closed in each Newton step (empty: the tree alone): returns (largest error before,
+    after, whether a step was undone)."""
     s, b, js = core.settings, core.bodies, core.joint_store
     refresh_frames(core)
     joint_coordinates(core)
@@ -341,10 +346,33 @@ def _tree_newton(core, dt: float, tree, angular_weight: float):
         js.joint_impulse, js.joint_coord, js.joint_lever, b.body_position[: b.count], b.body_orientation, b.body_mass,
         b.body_inv_mass, b.body_inv_inertia_world if angular_weight == 1.0 else
         b.body_inv_inertia_world * angular_weight, b.body_fixed, dt, s.joint_correction_iterations,
-        s.joint_correction_tolerance)
+        s.joint_correction_tolerance, loop_joints)
 
 
-def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, close_tree: bool = False) -> None:
+#: the most equality rows of loop joints that ``project_joints(close_loops=True)`` closes in the tree's
+#: Newton steps (one tree solve per row and a dense factor of their Schur complement, ``tree._close_loops``);
+#: with more the loop joints stay with the Gauss-Seidel passes. The bridge has 5 (one hinge), breakable_wall's
+#: wall of fixed joints 420 (70 loop joints: 421 tree solves per Newton step), which stays with the passes
+LOOP_ROWS_MAX = 30
+
+
+def closable_loops(core, tree) -> np.ndarray:
+    """The active joints outside ``tree`` (they close loops) when their equality rows number at most
+    ``LOOP_ROWS_MAX`` (``project_joints(close_loops=True)`` solves them exactly), else none. Kept on the
+    tree (``tree.loops``): a tree is built per step, from joints that do not change within it."""
+    loops = getattr(tree, "loops", None)
+    if loops is not None:
+        return loops
+    js = core.joint_store
+    loops = np.flatnonzero(js.joint_active[: js.count] & ~tree.in_tree)
+    if not len(loops) or sum(JOINT_BASE_ROWS[t] for t in js.joint_type[loops]) > LOOP_ROWS_MAX:
+        loops = _NO_JOINTS
+    tree.loops = loops
+    return loops
+
+
+def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, close_tree: bool = False,
+                   close_loops: bool = False) -> None:
     """Joint position projection at the current poses, when enabled: with a joint ``tree``
     (``dynamics.joints.tree.JointTree``, the pgs direct joint solve) Newton steps of the exact tree
     solve on its joints' equality rows first (``project_tree``), then the non-linear Gauss-Seidel
@@ -353,7 +381,10 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
     Newton steps use the metric diag(m, I / w) instead of the kinetic one (w = 1; shock passes
     ``joint_projection_angular_weight``): the inverse inertias of the rows and the factor times w.
     ``close_tree`` (shock): after the passes over limited joints, the tree's Newton steps once more,
-    so the limits' corrections do not leave the neighbouring tree joints open."""
+    so the limits' corrections do not leave the neighbouring tree joints open. ``close_loops`` (shock):
+    the joints outside the tree (loops) are solved in the same Newton steps, exactly
+    (``tree._close_loops``), when their equality rows number at most ``LOOP_ROWS_MAX``; the passes then
+    visit the limited joints only."""
     s, b, js = core.settings, core.bodies, core.joint_store
     joint_rows = core.joint_layout.row_total
     if not joint_rows or s.joint_correction != "projection" or s.joint_correction_iterations == 0:
@@ -361,12 +392,15 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
     first = last = 0.0
     rest = None
     undone = True
+    loops = closable_loops(core, tree) if tree is not None and close_loops else _NO_JOINTS
     if tree is not None:
-        first, last, undone = _tree_newton(core, dt, tree, angular_weight)
+        first, last, undone = _tree_newton(core, dt, tree, angular_weight, loops)
         core.counters["joint_error"] = float(first)
         core.counters["joint_error_after"] = float(last)
         if not undone:
-            rest = js.joint_active[: js.count] & (~tree.in_tree | js.joint_has_limits[: js.count])
+            closed = np.zeros(js.count, dtype=np.bool_)
+            closed[loops] = True
+            rest = js.joint_active[: js.count] & ((~tree.in_tree & ~closed) | js.joint_has_limits[: js.count])
             if not rest.any():
                 return
         else:     # Newton diverged (far from the joints' manifold): the capped passes over every joint
@@ -397,5 +431,5 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
     core.counters["joint_error_after"] = max(float(last), core.counters["joint_error_after"] if rest is not None
                                              else 0.0)
     if close_tree and tree is not None and not undone:
-        _, last, _ = _tree_newton(core, dt, tree, angular_weight)
+        _, last, _ = _tree_newton(core, dt, tree, angular_weight, loops)
         core.counters["joint_error_after"] = float(last)

@@ -578,12 +578,124 @@ def tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_r
     return max_dv
 
 
+#: a pivot of the loops' Schur complement (``_close_loops``) at most this fraction of its row's diagonal is a
+#: row the tree already implies (a planar hinge chain held at both ends: the closing hinge's axis rows and its
+#: out-of-plane point row) and is dropped, its multiplier 0
+LOOP_PIVOT_DROP = 1e-9
+
+
+@kernel(inline="always")
+def _tree_response(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body,
+                   row_J, row_cfm, row_inv_diag, zero_bias, scratch_lambda, D_fac, F, H_diag, y, x, w_lin, w_ang):
+    """w <- P w with P the displacement the tree's rows allow: the tree solve with targets 0 applied to the
+    displacement w (``tree_sweep``: w += M^-1 J_T^T dlambda with J_T (w + dw) = 0). The tree's bodies only
+    are touched (the loop joints' bodies are tree bodies)."""
+    for k in range(node_count):
+        if node_kind[k] == NODE_JOINT:
+            r0 = row_offset + joint_row_start[node_ref[k]]
+            for a in range(T.JOINT_BASE_ROWS[joint_type[node_ref[k]]]):
+                scratch_lambda[r0 + a] = 0.0
+    tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body, row_J,
+               zero_bias, row_cfm, row_inv_diag, scratch_lambda, D_fac, F, H_diag, 0, y, x, x, w_lin, w_ang)
+
+
+@kernel(inline="always")
+def _clear_tree_bodies(node_count, node_kind, node_ref, w_lin, w_ang):
+    for k in range(node_count):
+        if node_kind[k] == NODE_BODY:
+            i = node_ref[k]
+            for c in range(3):
+                w_lin[i, c] = 0.0
+                w_ang[i, c] = 0.0
+
+
+@kernel
+def _close_loops(loop_rows, loop_row, node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start,
+                 row_offset, row_body, row_J, row_B, row_bias, row_cfm, row_inv_diag, zero_bias, scratch_lambda,
+                 D_fac, F, H_diag, y, x, w_lin, w_ang, schur, schur_fac, loop_rhs, loop_mu, disp_lin, disp_ang):
+    """The loop joints' rows J_L added to one Newton step of ``project_tree`` exactly [tumble, issue 18].
+
+    The step's displacement is the least-metric dx with J_T dx = -C_T (the tree) and J_L dx = -C_L (the
+    loops). ``disp`` holds the tree's own step dx_0 (J_T dx_0 = -C_T); every dx with J_T dx = -C_T is
+    dx_0 + P M^-1 J_L^T mu, P the tree's projection (``_tree_response``), so the loops ask
+
+        S mu = -C_L - J_L dx_0,    S = J_L P M^-1 J_L^T  (the Schur complement of the tree's block in the
+                                                          KKT matrix of all rows; Baraff 1996 splits loops
+                                                          off the tree the same way)
+
+    S (loop rows x loop rows, symmetric semidefinite) is built column by column, one tree solve per loop
+    row (w = B_l = M^-1 J_l^T, then P w), factored L diag(d) L^T with the rows the tree already implies
+    dropped (``LOOP_PIVOT_DROP``), and the step gets P M^-1 J_L^T mu (one more tree solve). Cost: (loop
+    rows + 1) tree solves and a dense factor of S per Newton step. Rows with compliance (springs) are no
+    position constraints: their multiplier stays 0. Before, a loop joint was left to the capped
+    Gauss-Seidel passes (fraction 0.3, 4 passes), which close a loop over a chain about one link per pass:
+    the bridge's joints kept 3-4 mm open at rest under shock (pgs 0.02-0.1 mm)."""
+    for q in range(loop_rows):
+        loop_rhs[q] = row_bias[loop_row[q]] - row_velocity(loop_row[q], row_body, row_J, disp_lin, disp_ang)
+    for col in range(loop_rows):
+        r = loop_row[col]
+        _clear_tree_bodies(node_count, node_kind, node_ref, w_lin, w_ang)
+        if row_cfm[r] == 0.0:
+            for side in range(2):
+                b = row_body[r, side]
+                if b < 0:
+                    continue
+                for c in range(3):
+                    w_lin[b, c] += row_B[r, side, c]
+                    w_ang[b, c] += row_B[r, side, 3 + c]
+            _tree_response(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset,
+                           row_body, row_J, row_cfm, row_inv_diag, zero_bias, scratch_lambda, D_fac, F, H_diag, y, x,
+                           w_lin, w_ang)
+        for q in range(loop_rows):
+            schur[q, col] = row_velocity(loop_row[q], row_body, row_J, w_lin, w_ang) if row_cfm[r] == 0.0 else 0.0
+    # L diag(d) L^T of the symmetrised S; d stored on the diagonal of schur_fac (0: dropped)
+    for c in range(loop_rows):
+        for a in range(c + 1):
+            v = 0.5 * (schur[c, a] + schur[a, c])
+            for k in range(a):
+                v -= schur_fac[c, k] * schur_fac[a, k] * schur_fac[k, k]
+            if a < c:
+                schur_fac[c, a] = v / schur_fac[a, a] if schur_fac[a, a] > 0.0 else 0.0
+            else:
+                schur_fac[c, c] = v if v > LOOP_PIVOT_DROP * schur[c, c] and v > 0.0 else 0.0
+    for a in range(loop_rows):          # forward: L z = rhs, then z / d
+        v = loop_rhs[a]
+        for k in range(a):
+            v -= schur_fac[a, k] * loop_mu[k]
+        loop_mu[a] = v
+    for a in range(loop_rows):
+        loop_mu[a] = loop_mu[a] / schur_fac[a, a] if schur_fac[a, a] > 0.0 else 0.0
+    for a in range(loop_rows - 1, -1, -1):      # back: L^T mu = z
+        v = loop_mu[a]
+        for k in range(a + 1, loop_rows):
+            v -= schur_fac[k, a] * loop_mu[k]
+        loop_mu[a] = v if schur_fac[a, a] > 0.0 else 0.0
+    _clear_tree_bodies(node_count, node_kind, node_ref, w_lin, w_ang)
+    for q in range(loop_rows):
+        r = loop_row[q]
+        for side in range(2):
+            b = row_body[r, side]
+            if b < 0:
+                continue
+            for c in range(3):
+                w_lin[b, c] += row_B[r, side, c] * loop_mu[q]
+                w_ang[b, c] += row_B[r, side, 3 + c] * loop_mu[q]
+    _tree_response(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, row_offset, row_body,
+                   row_J, row_cfm, row_inv_diag, zero_bias, scratch_lambda, D_fac, F, H_diag, y, x, w_lin, w_ang)
+    for k in range(node_count):
+        if node_kind[k] == NODE_BODY:
+            i = node_ref[k]
+            for c in range(3):
+                disp_lin[i, c] += w_lin[i, c]
+                disp_ang[i, c] += w_ang[i, c]
+
+
 @kernel
 def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_body, joint_anchor,
                  joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
                  joint_motor_mode, joint_motor, joint_row_start, joint_row_total, joint_impulse, joint_coord,
                  joint_lever, body_position, body_orientation, body_mass, body_inv_mass, body_inv_inertia_world,
-                 body_fixed, dt, iterations, tolerance):
+                 body_fixed, dt, iterations, tolerance, loop_joints):
     """Newton's method on the tree joints' position errors C(x) = 0, each iteration one exact tree
     solve: the rows J and errors C at the current poses (``write_joint_rows`` with beta = 1 / dt and
     no speed cap, so the target times dt is -C), then the displacement of least kinetic metric that
@@ -595,8 +707,10 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     the tolerance: not rounding) is undone and ends the projection: far from the constraint manifold
     (rotations of a large fraction of a radian) the linearisation overshoots; the caller then runs the
     capped Gauss-Seidel passes. Soft rows (springs) are not position constraints (an
-    enormous compliance keeps their multipliers at zero). Returns (largest error before, after,
-    whether a step was undone)."""
+    enormous compliance keeps their multipliers at zero). ``loop_joints`` (int64): active joints outside
+    the tree (they close loops) whose equality rows each Newton step also solves exactly, by the Schur
+    complement of the tree (``_close_loops``); empty: the tree alone (pgs). Returns (largest error
+    before, after, whether a step was undone), the loops' rows included."""
     rows = max(joint_row_total, 1)
     row_body = np.empty((rows, 2), dtype=np.int64)
     row_J = np.zeros((rows, 2, 6))
@@ -636,6 +750,27 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     for k in range(node_count):
         if node_kind[k] == NODE_JOINT:
             in_tree[node_ref[k]] = True
+    # the loop joints' rows are written with the tree's (``in_tree`` here only selects the rows to write)
+    loop_rows = 0
+    for q in range(loop_joints.shape[0]):
+        in_tree[loop_joints[q]] = True
+        loop_rows += T.JOINT_BASE_ROWS[joint_type[loop_joints[q]]]
+    lr = max(loop_rows, 1)
+    loop_row = np.empty(lr, dtype=np.int64)
+    schur = np.empty((lr, lr))
+    schur_fac = np.empty((lr, lr))
+    loop_rhs = np.empty(lr)
+    loop_mu = np.empty(lr)
+    zero_bias = np.zeros(rows)
+    scratch_lambda = np.zeros(rows)
+    w_lin = np.zeros((n, 3))
+    w_ang = np.zeros((n, 3))
+    q = 0
+    for t_ in range(loop_joints.shape[0]):
+        j = loop_joints[t_]
+        for a in range(T.JOINT_BASE_ROWS[joint_type[j]]):
+            loop_row[q] = joint_row_start[j] + a
+            q += 1
     for it in range(iterations + 1):
         worst = 0.0
         j = 0
@@ -665,6 +800,12 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                 row_lambda[r] = 0.0
                 if row_cfm[r] == 0.0 and abs(t) > worst:
                     worst = abs(t)
+        for q in range(loop_rows):
+            r = loop_row[q]
+            t = row_bias[r] * dt          # -C of the loop joint's row
+            row_bias[r] = t
+            if row_cfm[r] == 0.0 and abs(t) > worst:
+                worst = abs(t)
         if it == 0:
             first = worst
         if worst > prev and worst > tolerance:
@@ -694,6 +835,11 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                     row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_fac, F, H_diag)
         tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, 0, row_body, row_J,
                    row_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, H_diag, 0, y, x, x, disp_lin, disp_ang)
+        if loop_rows:
+            _close_loops(loop_rows, loop_row, node_count, node_kind, node_ref, node_parent, joint_type,
+                         joint_row_start, 0, row_body, row_J, row_B, row_bias, row_cfm, row_inv_diag, zero_bias,
+                         scratch_lambda, D_fac, F, H_diag, y, x, w_lin, w_ang, schur, schur_fac, loop_rhs, loop_mu,
+                         disp_lin, disp_ang)
         for k in range(node_count):
             if node_kind[k] == NODE_BODY:
                 i = node_ref[k]
@@ -702,6 +848,136 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
                     disp_lin[i, c] = 0.0
                     disp_ang[i, c] = 0.0
     return first, worst, undone
+
+
+@kernel
+def settle_loop_velocities(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_body,
+                           joint_anchor, joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
+                           joint_limit, joint_motor_mode, joint_motor, joint_row_start, joint_row_total, joint_impulse,
+                           joint_coord, joint_lever, body_position, body_orientation, body_mass, body_inv_mass,
+                           body_inertia_local, body_inv_inertia_world, body_fixed, v_lin, v_ang, dt, loop_joints):
+    """The velocities projected onto the joints' equality rows in the kinetic metric [tumble, issue 18]:
+    v <- v + M^-1 J^T lambda with J v = 0 on the tree's rows and the ``loop_joints``' rows (the tree
+    solve with targets 0, then the loops by ``_close_loops``), the rows at the current poses. The
+    M-orthogonal projection onto {J v = 0} never raises the kinetic energy; should rounding or a dropped
+    pivot make it do so, the velocities are restored. Returns whether they were.
+
+    Why: shock's velocity solves are Gauss-Seidel on the joint rows, which carry a correction around a
+    loop of n joints about one joint per sweep; the bridge's planks (a chain held at both ends) kept
+    falling in velocity while the joint projection, once exact on the loop (``project_tree`` with
+    ``loop_joints``), lifted them back each step: +48 J above the bridge's start energy in its first
+    0.1 s (no motor), where this projection leaves none. The loopless trees have ``settle_joint_tree``."""
+    rows = max(joint_row_total, 1)
+    row_body = np.empty((rows, 2), dtype=np.int64)
+    row_J = np.zeros((rows, 2, 6))
+    row_B = np.empty((rows, 2, 6))
+    row_inv_diag = np.empty(rows)
+    row_bias = np.empty(rows)
+    row_bias_relax = np.empty(rows)
+    row_lo = np.empty(rows)
+    row_hi = np.empty(rows)
+    row_link = np.empty(rows, dtype=np.int64)
+    row_mu = np.empty(rows)
+    row_kind = np.empty(rows, dtype=np.int64)
+    row_lambda = np.zeros(rows)
+    row_owner = np.empty(rows, dtype=np.int64)
+    row_cfm = np.zeros(rows)
+    row_group = np.empty(rows, dtype=np.int64)
+    m = max(node_count, 1)
+    D = np.empty((m, 6, 6))
+    D_fac = np.empty((m, 6, 6))
+    F = np.empty((m, 6, 6))
+    H_diag = np.empty((m, 6, 6))
+    y = np.empty((m, 6))
+    x = np.empty((m, 6))
+    n = body_position.shape[0]
+    jp = np.array([1.0 / dt, math.inf, 0.0, 1.0, dt, dt])
+    write = np.zeros(joint_type.shape[0], dtype=np.bool_)
+    for k in range(node_count):
+        if node_kind[k] == NODE_JOINT:
+            write[node_ref[k]] = True
+    loop_rows = 0
+    for q in range(loop_joints.shape[0]):
+        write[loop_joints[q]] = True
+        loop_rows += T.JOINT_BASE_ROWS[joint_type[loop_joints[q]]]
+    j = 0
+    while j < write.shape[0]:
+        if not write[j]:
+            j += 1
+            continue
+        e = j + 1
+        while e < write.shape[0] and write[e]:
+            e += 1
+        write_joint_rows(j, e, joint_row_start[j], jp, False, True, joint_type, joint_body, joint_anchor,
+                         joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
+                         joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
+                         body_position, body_orientation, body_inv_mass, body_inv_inertia_world, body_fixed,
+                         row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link,
+                         row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group)
+        j = e
+    zero_bias = np.zeros(rows)
+    lr = max(loop_rows, 1)
+    loop_row = np.empty(lr, dtype=np.int64)
+    q = 0
+    for t_ in range(loop_joints.shape[0]):
+        j = loop_joints[t_]
+        for a in range(T.JOINT_BASE_ROWS[joint_type[j]]):
+            loop_row[q] = joint_row_start[j] + a
+            q += 1
+    # the velocities before, and their kinetic energy (the guard)
+    save_lin = np.empty((m, 3))
+    save_ang = np.empty((m, 3))
+    before = 0.0
+    for k in range(node_count):
+        if node_kind[k] == NODE_BODY:
+            i = node_ref[k]
+            for c in range(3):
+                save_lin[k, c] = v_lin[i, c]
+                save_ang[k, c] = v_ang[i, c]
+            before += _kinetic(i, body_mass, body_orientation, body_inertia_local, v_lin, v_ang)
+    factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_row_start, 0, row_J,
+                row_cfm, body_mass, body_inv_inertia_world, 1e200, D, D_fac, F, H_diag)
+    tree_sweep(node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start, 0, row_body, row_J,
+               zero_bias, row_cfm, row_inv_diag, row_lambda, D_fac, F, H_diag, 0, y, x, x, v_lin, v_ang)
+    if loop_rows:
+        _close_loops(loop_rows, loop_row, node_count, node_kind, node_ref, node_parent, joint_type, joint_row_start,
+                     0, row_body, row_J, row_B, zero_bias, row_cfm, row_inv_diag, zero_bias, np.zeros(rows), D_fac, F,
+                     H_diag, y, x, np.zeros((n, 3)), np.zeros((n, 3)), np.empty((lr, lr)), np.empty((lr, lr)),
+                     np.empty(lr), np.empty(lr), v_lin, v_ang)
+    after = 0.0
+    for k in range(node_count):
+        if node_kind[k] == NODE_BODY:
+            after += _kinetic(node_ref[k], body_mass, body_orientation, body_inertia_local, v_lin, v_ang)
+    if after <= before:
+        return False
+    for k in range(node_count):
+        if node_kind[k] == NODE_BODY:
+            i = node_ref[k]
+            for c in range(3):
+                v_lin[i, c] = save_lin[k, c]
+                v_ang[i, c] = save_ang[k, c]
+    return True
+
+
+@kernel(inline="always")
+def _kinetic(i, body_mass, body_orientation, body_inertia_local, v_lin, v_ang):
+    """Body i's kinetic energy 1/2 m v^2 + 1/2 w_b^T I_b w_b (w_b = R^T w, the body frame)."""
+    qw = body_orientation[i, 0]
+    qx = body_orientation[i, 1]
+    qy = body_orientation[i, 2]
+    qz = body_orientation[i, 3]
+    wx = v_ang[i, 0]
+    wy = v_ang[i, 1]
+    wz = v_ang[i, 2]
+    # R^T w for q = (w, x, y, z)
+    b0 = (1 - 2 * (qy * qy + qz * qz)) * wx + 2 * (qx * qy + qw * qz) * wy + 2 * (qx * qz - qw * qy) * wz
+    b1 = 2 * (qx * qy - qw * qz) * wx + (1 - 2 * (qx * qx + qz * qz)) * wy + 2 * (qy * qz + qw * qx) * wz
+    b2 = 2 * (qx * qz + qw * qy) * wx + 2 * (qy * qz - qw * qx) * wy + (1 - 2 * (qx * qx + qy * qy)) * wz
+    I = body_inertia_local
+    e = body_mass[i] * (v_lin[i, 0] ** 2 + v_lin[i, 1] ** 2 + v_lin[i, 2] ** 2)
+    e += (b0 * (I[i, 0, 0] * b0 + I[i, 0, 1] * b1 + I[i, 0, 2] * b2) + b1 * (I[i, 1, 0] * b0 + I[i, 1, 1] * b1
+          + I[i, 1, 2] * b2) + b2 * (I[i, 2, 0] * b0 + I[i, 2, 1] * b1 + I[i, 2, 2] * b2))
+    return 0.5 * e
 
 
 class JointTree:
@@ -729,6 +1005,8 @@ class JointTree:
         self.z = np.empty((m, 6))
         #: refinement steps of each ``tree_sweep`` on the current factor (``factor``)
         self.refine = 0
+        #: the loop joints the projections close exactly (``stages.closable_loops``; None: not asked yet)
+        self.loops = None
 
     def factor(self, core, offset: int) -> None:
         """Mark the tree's rows (from row ``offset`` on) for the sweeps to skip and factor H at them;

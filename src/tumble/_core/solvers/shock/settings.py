@@ -145,9 +145,10 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             (``dynamics.joints.tree.project_tree``, as pgs does with ``joint_direct_solve``), then the
             Gauss-Seidel passes over the joints outside the tree (loops) and those with limits [tumble,
             issue 18], and in the final projection after those passes the tree's Newton steps once
-            more (so a limit's correction does not leave its neighbours open). Not used while a joint closes a loop (the
-            loop joint is outside the tree and only the capped passes close it: on ``bridge``, held by
-            the world at both ends, that grew its error 9.6 -> 122 mm). Default True. False: the
+            more (so a limit's correction does not leave its neighbours open). While a joint closes a loop
+            it is used only with the loop closed exactly (``close_joint_loops``): a loop joint left to the
+            capped passes after the tree's moves grew its error on ``bridge``, held by the world at both
+            ends, 9.6 -> 122 mm. Default True. False: the
             Gauss-Seidel passes over every joint (``joint_correction_iterations`` of them,
             ``joint_correction_fraction`` per visit), which carry a correction about one link per
             pass: chain50 kept 10-20 mm at every joint. Measured (largest joint error over the run,
@@ -166,6 +167,27 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             34.0 / 4.0 mm (chain50 +17.8 J in one step); 0.01: 1.1 um / 2.5 mm; 0.001: 1.0 um / 3.2 mm,
             but chain50 ended 257 J above its start energy (translating links whose velocities are
             kept pumps energy).
+        close_joint_loops: joints that close a loop (outside the joint tree: ``bridge``'s plank chain
+            hinged to two fixed abutments) are solved exactly with the tree when their equality rows
+            number at most ``stages.LOOP_ROWS_MAX`` (30): in the tree projection's Newton steps (the
+            tree's Schur complement, ``dynamics.joints.tree._close_loops``) and in two velocity
+            projections on the joints' equality rows in the kinetic metric (``settle_loop_velocities``),
+            one after gravity's (1 - a) dt before the layers, one at the step's end [tumble, issue 18].
+            Default True. False: the code before, bit for bit (the loop joints with the capped
+            Gauss-Seidel passes, no tree projection in a step with a loop); more loop rows than the cap
+            (breakable_wall's wall: 420) stay so either way. Why: shock's velocity sweeps hold a loop of
+            n joints about one joint per sweep, so the bridge, released at rest in its hanging shape,
+            sagged in velocity each step and the projections lifted it back: the planks flapped with up
+            to 39 J of kinetic energy in its first second (pgs: 0.1 J) and the joints stood 3-5 mm open.
+            Measured (bridge, 8 s, dt 1/60, before -> after; pgs): largest joint error 7.04 mm -> 1.0 um
+            (2.16 mm); largest rise of the total energy in one step 11.46 -> 3.38 J (2.34 J); rise above
+            the energy budget 0 -> 0.0075 J (0; the first steps' lifts); kinetic energy before the loads
+            land at most 39 -> 0.05 J (0.1 J); deepest overlap found by the final detection 9.04 ->
+            22.8 mm (35.7 mm): a landing load's, now onto a still deck (from the same state at step 72
+            both ways give 18-25 mm; before, the deck happened to be swinging down at 0.67 m/s). Only the
+            end-of-step projection: above the budget 0.39 J; only the one before the layers: 4.97 J in
+            one step. Cost (bridge, 480 steps alternately in one process, CPU median): 1.78 against
+            2.36 ms/step (the exact projection stops at its tolerance where the passes ran out).
         root_support_cos: a dynamic body is a root of the stack layers (height 1) when a joint ties
             it to a fixed body or a contact with a fixed body supports it against gravity: the
             contact normal n (pushing on the body) has n . up > this (``contact.layers.
@@ -270,6 +292,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     joint_aware_correction: bool = True
     joint_tree_projection: bool = True
     joint_projection_angular_weight: float = 0.01
+    close_joint_loops: bool = True
     root_support_cos: float = 0.5
     layer_ahead_copies: bool = True
     layer_ahead_min_push: float = -0.5
@@ -327,6 +350,6 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
                                 f"metric)")
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
                      "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts", "layer_ahead_copies",
-                     "joint_tree_projection", "final_joint_tree"):
+                     "joint_tree_projection", "final_joint_tree", "close_joint_loops"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")

@@ -275,9 +275,10 @@ class ShockSolver(Solver):
         lam = np.empty(rows)
         lam_c = np.empty(rows)
         h = (1.0 - a) * dt
+        tree = _joint_tree(core)
         if s.shock_propagation:
             worst, t = self._propagate(core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin,
-                                       disp_ang, prof, t)
+                                       disp_ang, prof, t, tree)
         else:
             core.counters["layers"] = 1
             worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
@@ -293,7 +294,6 @@ class ShockSolver(Solver):
         stages.finish_joints(core, offset, r.row_lambda, dt, lam_step)
         core.counters["layer_penetration"] = float(worst)
         t = stages.lap(prof, "shock", t)
-        tree = _joint_tree(core)
         if joint_rows:
             # the limits' passes here without the second tree pass: the final projection below closes
             # what they leave (10 ragdolls, 2.5 s, CPU ms/step interleaved: 13.8 against 14.4 with it,
@@ -317,8 +317,18 @@ class ShockSolver(Solver):
                 _project_joints(core, dt, tree)
                 self.final_state = None
                 stages.lap(prof, "joints", t)
+        if tree is not None and s.close_joint_loops:
+            loops = stages.closable_loops(core, tree)
+            if len(loops):
+                # a loop of joints: the velocities onto the joints' rows at the step's end poses, exactly
+                # (a loopless tree has _settle_joints in the final correction): the velocity the projections
+                # did not pay for removed (without it the bridge gained 48 J above its start in 0.1 s)
+                t = time.perf_counter()
+                _settle_loops(core, dt, tree, loops)
+                stages.lap(prof, "joints", t)
 
-    def _propagate(self, core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin, disp_ang, prof, t):
+    def _propagate(self, core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin, disp_ang, prof, t,
+                   tree=None):
         """Shock propagation (Fig. 12): dynamics((1 - a) dt) and correction() layer by layer, bottom-up,
         the bottom of each layer fixated. Returns (the worst penetration a layer saw, the time)."""
         b, c, r, s, js = core.bodies, core.contacts, core.rows, core.settings, core.joint_store
@@ -327,6 +337,15 @@ class ShockSolver(Solver):
         collision_speed = float(s.layer_collision_speed) if s.layer_targets == "incremental" else -1.0
         t = stages.lap(prof, "graph", t)
         stages.integrate_velocities(core, h)
+        if tree is not None and s.close_joint_loops:
+            loops = stages.closable_loops(core, tree)
+            if len(loops):
+                # a loop of joints: the velocities with gravity's (1 - a) dt onto the joints' rows, exactly,
+                # before the layers' Gauss-Seidel sweeps, which hold a loop of n joints about one joint per
+                # sweep (the bridge sagged ~2 mm a step in velocity and the projection lifted it back:
+                # +0.39 J above its start energy in the first 0.1 s with the end-of-step projection alone,
+                # 0.0075 J with this one too)
+                _settle_loops(core, dt, tree, loops)
         # the layer impulses are cached per full step like the others; this solve spans (1 - a) dt
         if self.joint_layer_impulse.shape[0] < js.count:     # joints added since: their impulses start at 0
             grown = np.zeros((js.capacity, JOINT_MAX_ROWS))
@@ -592,6 +611,10 @@ class ShockSolver(Solver):
         ``tree``: this step's (``_joint_tree``), built here when the tree projection is off. None when
         no joint is in a tree or a joint closes a loop (as ``_joint_tree``)."""
         b, js = core.bodies, core.joint_store
+        if tree is not None and _has_loop(core, tree):
+            # a loop (``close_joint_loops``): the velocities are projected on the loop's and the tree's
+            # rows at the step's end instead (``_settle_loops``)
+            return None
         if tree is None:
             tree = _loopless_tree(core)
             if tree is None:
@@ -664,22 +687,48 @@ def _joint_targets(core, rows, h, offset=None):
 def _joint_tree(core):
     """The joint tree of this step (``dynamics.joints.tree.JointTree``, built from the core state as
     pgs builds it) for the tree projection (``ShockSettings.joint_tree_projection``); None without
-    joints, with the setting off, when no joint is in a tree, or when a joint closes a loop. Why the
-    last: a loop joint stays out of the tree and only the capped Gauss-Seidel passes close it, after
-    the tree's Newton steps moved its bodies; on ``bridge`` (a plank chain held by the world at both
-    ends) its error grew to 122 mm (9.6 mm with the passes alone)."""
+    joints, with the setting off, when no joint is in a tree, or when a joint closes a loop that the
+    projection does not close exactly: ``close_joint_loops`` off, or more than
+    ``stages.LOOP_ROWS_MAX`` loop rows (``stages.closable_loops``). Why: a loop joint left to the capped
+    Gauss-Seidel passes after the tree's Newton steps moved its bodies grew its error on ``bridge``
+    (a plank chain held by the world at both ends) to 122 mm (9.6 mm with the passes alone)."""
     if not core.joint_layout.row_total or not core.settings.joint_tree_projection:
         return None
-    return _loopless_tree(core)
+    if not core.settings.close_joint_loops:
+        return _loopless_tree(core)
+    tree = JointTree(core)
+    if not tree.count or (_has_loop(core, tree) and not len(stages.closable_loops(core, tree))):
+        return None
+    return tree
+
+
+def _has_loop(core, tree) -> bool:
+    """Whether an active joint is outside ``tree`` (closes a loop)."""
+    js = core.joint_store
+    return bool((js.joint_active[: js.count] & ~tree.in_tree).any())
 
 
 def _loopless_tree(core):
     """``JointTree(core)``, or None when no joint is in it or an active joint closes a loop."""
-    js = core.joint_store
     tree = JointTree(core)
-    if not tree.count or (js.joint_active[: js.count] & ~tree.in_tree).any():
+    if not tree.count or _has_loop(core, tree):
         return None
     return tree
+
+
+def _settle_loops(core, dt, tree, loops):
+    """``joint_tree.settle_loop_velocities`` on the core state (frames refreshed first): the velocities
+    projected onto the equality rows of the tree's joints and the ``loops`` in the kinetic metric."""
+    b, js = core.bodies, core.joint_store
+    stages.refresh_frames(core)
+    stages.joint_coordinates(core)
+    joint_tree.settle_loop_velocities(
+        tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.joint_type, js.joint_body, js.joint_anchor,
+        js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft, js.joint_has_limits,
+        js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_row_start, core.joint_layout.row_total,
+        js.joint_impulse, js.joint_coord, js.joint_lever, b.body_position[: b.count], b.body_orientation,
+        b.body_mass, b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_world, b.body_fixed,
+        b.body_linear_velocity, b.body_angular_velocity, dt, loops)
 
 
 def _project_joints(core, dt, tree, close_tree=True):
@@ -688,7 +737,8 @@ def _project_joints(core, dt, tree, close_tree=True):
     whole 1/60 s steps leave centimetre gaps that the kinetic metric closes by turning thin links
     past its linearisation), then the Gauss-Seidel passes over the limited joints and (``close_tree``)
     the Newton steps again; without a tree the passes over every joint [tumble, issue 18]."""
-    stages.project_joints(core, dt, tree, core.settings.joint_projection_angular_weight, close_tree=close_tree)
+    stages.project_joints(core, dt, tree, core.settings.joint_projection_angular_weight, close_tree=close_tree,
+                          close_loops=core.settings.close_joint_loops)
 
 
 def _scalar_key(core):
