@@ -5,6 +5,8 @@ the serial one bit for bit (004 §4: batches are independent)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -177,3 +179,69 @@ def test_correction_max_bodies_rejects_moves_that_displace_more_bodies():
             np.testing.assert_allclose(lifted, 3e-3 - 0.5 * 1.74e-3)   # to f_rem t_pen of overlap (Eq. 2.5.4)
         else:
             assert not lifted.any()
+
+
+def _wedged_sphere(depth_between=3e-3):
+    """Ground (0, fixed), sphere 1 on it, sphere 2 leaning on sphere 1 at 40 deg from the vertical and pressed
+    into a wall (3, fixed) on its +x side; everything at rest. Sphere 1 - 2 overlap ``depth_between``."""
+    n = 4
+    fixed = np.array([True, False, False, True])
+    pos = np.zeros((n, 3))
+    c, s = math.cos(math.radians(40.0)), math.sin(math.radians(40.0))
+    pos[1] = (0.0, 0.0, 0.1 - 0.5e-3)
+    pos[2] = pos[1] + (0.2 - depth_between) * np.array([s, 0.0, c])
+    pos[3] = (pos[2, 0] + 0.1 - 1e-3 + 0.05, 0.0, 1.0)
+    a, b = np.array([0, 1, 2]), np.array([1, 2, 3])
+    normal = np.array([[0.0, 0.0, 1.0], [s, 0.0, c], [1.0, 0.0, 0.0]])
+    depth = np.array([0.5e-3, depth_between, 1e-3])
+    point = np.array([[0.0, 0.0, 0.0], pos[1] + (0.1 - 0.5 * depth_between) * normal[1], pos[2] + [0.1, 0.0, 0.0]])
+    return n, fixed, pos, a, b, normal, depth, point
+
+
+def test_correction_lift_undoes_a_penetration_whose_every_move_reaches_a_fixed_body():
+    """Issue 18 (``ImpulseSettings.correction_lift``): the upper sphere's N move (along the 40 deg normal)
+    pushes it into the wall, the lower sphere's into the ground, and neither moved (no V move): Alg. 2
+    leaves the 3 mm overlap (Fig. 8). The lift moves the upper sphere straight up by
+    (3 - 0.87) mm / cos 40 deg, which leaves the wall contact as it was and the overlap at f_rem t_pen."""
+    for lift, expected in ((None, (1, 0, 1, 0)), ((0.0, 0.0, 1.0), (1, 1, 0, 1))):
+        n, fixed, pos, a, b, normal, depth, point = _wedged_sphere()
+        x0 = pos.copy()
+        bt = driver.batches(n, fixed, 3, a, b)
+        stats = driver.correct(bt, 3, a, b, point, normal, depth, pos, fixed, np.zeros(n, bool), np.zeros((n, 3)),
+                               np.zeros((n, 3)), 1 / 60, 1.74e-3, 0.5, False, lift_dir=lift)
+        assert tuple(stats[0]) == expected, (lift, stats)
+        if lift is None:
+            assert (pos == x0).all()
+            continue
+        lifted = pos - x0
+        assert lifted[[0, 1, 3]].tolist() == [[0.0] * 3] * 3 and lifted[2, 0] == 0.0 and lifted[2, 1] == 0.0
+        np.testing.assert_allclose(lifted[2, 2], (3e-3 - 0.87e-3) / math.cos(math.radians(40.0)), rtol=1e-12)
+        np.testing.assert_allclose(depth, [0.5e-3, 0.87e-3, 1e-3], rtol=1e-12)
+
+
+def test_correction_energy_budget_gives_back_only_the_height_the_step_took():
+    """Issue 18 (``ImpulseSettings.correction_energy_budget``): the one valid move for a 10-sphere column whose
+    ground contact is 3 mm deep lifts all ten spheres by 2.13 mm. At rest (the position update released no
+    potential energy) or with only the bottom sphere having moved down 2.5 mm, the move would raise more
+    potential energy than the step released and is rejected; with the whole column having moved down 2.5 mm it
+    is taken. Without the budget (Alg. 2) it is always taken. In every case the potential energy the moves
+    add is at most what the position update released."""
+    dt, g = 1 / 240, np.array([0.0, 0.0, -9.81])
+    for budget, moving, corrected in ((False, "none", 1), (True, "none", 0), (True, "bottom", 0), (True, "all", 1)):
+        n, fixed, pos, a, b, normal, depth, point = _column_on_ground(10, 3e-3, 1e-3)
+        inv_mass = np.where(fixed, 0.0, 0.5)
+        v = np.zeros((n, 3))
+        if moving == "bottom":
+            v[1, 2] = -2.5e-3 / dt
+        elif moving == "all":
+            v[1:, 2] = -2.5e-3 / dt
+        x0 = pos.copy()
+        bt = driver.batches(n, fixed, len(a), a, b)
+        stats = driver.correct(bt, len(a), a, b, point, normal, depth, pos, fixed, np.zeros(n, bool), v,
+                               np.zeros((n, 3)), dt, 1.74e-3, 0.5, False, inv_mass=inv_mass if budget else None,
+                               gravity=g if budget else None)
+        assert stats[0, 1] == corrected, (budget, moving, stats)
+        raised = 9.81 * 2.0 * float((pos[1:, 2] - x0[1:, 2]).sum())
+        released = 9.81 * 2.0 * float(-v[1:, 2].sum()) * dt
+        if budget:
+            assert raised <= released + 1e-12

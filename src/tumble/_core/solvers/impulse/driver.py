@@ -15,6 +15,9 @@ from tumble._core.solvers.impulse.resolution import resolve_bins_parallel, resol
 
 #: steps with fewer contacts than this run on one thread (no thread wake-ups for small scenes)
 PARALLEL_MIN_CONTACTS = 256
+#: [-] a lift (``correction.lift_candidates``) needs the contact normal within acos(0.5) = 60 deg of the vertical,
+#: so it moves its body at most twice as far as the N move it replaces
+LIFT_MIN_COS = 0.5
 
 
 class Batches(NamedTuple):
@@ -56,9 +59,14 @@ def _schedule(bt: Batches, active, parallel: bool, m: int, min_contacts: int):
 
 
 def correct(bt: Batches, m, body_a, body_b, point, normal, depth, position, fixed, asleep, v, w, dt, threshold,
-            f_rem, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS, max_bodies=0) -> np.ndarray:
+            f_rem, parallel=True, min_contacts=PARALLEL_MIN_CONTACTS, max_bodies=0, lift_dir=None,
+            lift_min_cos=None, inv_mass=None, gravity=None) -> np.ndarray:
     """Penetration correction (Alg. 2) of every batch with a contact deeper than ``threshold``;
     ``max_bodies`` > 0 rejects a move that would displace more bodies (0: unbounded, Alg. 2).
+    ``lift_dir`` (3,): unit vector against gravity; a contact with no valid move of Alg. 2 then tries to lift
+    its upper body along it (``correction.lift_candidates``); None or zeros: Alg. 2 alone. ``inv_mass`` (n,) and
+    ``gravity`` (3,) given: the moves of a batch may raise the potential energy by at most what its bodies released
+    in this step's position update (``correction.correct_batches``' budget); None: unbounded (Alg. 2).
     Moves ``position``, updates ``point`` and ``depth``, wakes moved bodies. Returns stats (count, 4):
     penetrating contacts, corrected, unresolvable, bodies moved."""
     n = position.shape[0]
@@ -71,7 +79,12 @@ def correct(bt: Batches, m, body_a, body_b, point, normal, depth, position, fixe
     run = correct_bins_parallel if use else correct_bins_serial
     run(nbins, bin_start, bin_batches, bt.batch_contact_start, bt.batch_contacts, bt.batch_body_start,
         bt.batch_bodies, bt.body_contact_start, bt.body_contacts, body_a, body_b, point, normal, depth, position,
-        fixed, asleep, v, w, dt, threshold, f_rem, int(max_bodies), np.zeros(n, np.int64), np.zeros((n, 3)),
+        fixed, asleep, v, w, dt, threshold, f_rem, int(max_bodies),
+        np.zeros(3) if lift_dir is None else np.asarray(lift_dir, np.float64),
+        float(LIFT_MIN_COS if lift_min_cos is None else lift_min_cos), np.zeros(n) if inv_mass is None else inv_mass,
+        np.zeros(3) if gravity is None else np.asarray(gravity, np.float64),
+        gravity is not None and inv_mass is not None,
+        np.zeros(n, np.int64), np.zeros((n, 3)),
         np.empty(n, np.int64), np.zeros(m, np.bool_), np.zeros(n, np.bool_), stats)
     return stats
 

@@ -67,6 +67,31 @@ class ImpulseSettings(ContactSettings, SolverSettings):
             -3 % and -2 %); at 1 s, while the pile still falls, 10.8 -> 9.6 ms, with 173 instead of 206
             contacts corrected. Over 3 s at 240 Hz (worlds stepped in turn): overlap 40.8 mm vs 39.5 mm,
             KE 5.5 vs 4.6 J, the same CPU time per step within noise; not the default.
+        correction_lift: a penetrating contact for which every move of Alg. 2 is invalid (Fig. 8) tries to lift
+            its upper body straight up (against gravity) by the overlap over the cosine of the contact normal with
+            the vertical (``correction.lift_candidates``, normals within 60 deg of the vertical) before it is
+            left [tumble, issue 18; not in 004]. Default False (004). Measured, pile1000's box with 300
+            spheres at dt 1/60, step 100: 243 of 281 penetrating contacts had no valid move, every one blocked
+            by a wall or the ground (96 % of the failing moves oblique: Eq. 2.3.6 passes the whole move on
+            through every contact deeper than f_rem t_pen, so a sideways part runs across the pile into a wall).
+            With the lift, 150 steps (worlds stepped in turn, process CPU time): unresolvable at the end 147 of
+            178 vs 349 of 359 penetrating, deepest overlap 54 vs 53 mm, KE 9.7 vs 4.2 J, 3.3 vs 3.6 ms per step;
+            with max_iterations_factor=0 (unlimited) 6 unresolvable (all normals > 60 deg from the vertical),
+            13.7 vs 21.0 mm, KE 1.4 vs 1.5 J. pile1000 (1000 spheres, dt 1/60, 200 steps, both with
+            correction_energy_budget): overlap 330 vs 148 mm, KE 3.6 vs 3.9 kJ. Lifts down to cos 0.2 / 0.05 instead
+            of 0.5 (300 spheres, unlimited, budget on): 22 / 8 mm, KE 0.16 / 5.8 J (``driver.LIFT_MIN_COS``).
+            Not better everywhere: not the default.
+        correction_energy_budget: a correction move (Alg. 2, lifts included) may raise the potential energy of
+            the bodies it moves by at most what its batch's bodies released in this step's position update
+            (sum m g . v dt, less what earlier moves of the batch raised); a move over budget is invalid
+            (``correction.correct_batches``) [tumble, issue 18; not in 004]. Default False (004). Measured,
+            pile1000 at dt 1/60, 600 steps (worlds stepped in turn, process CPU time): KE 2.0 vs 3.0 kJ at
+            10 s, the largest one-step rise of kinetic + potential energy above the free-fall term of Alg. 6
+            (sum 1/2 m g^2 dt^2) 461 vs 1778 J, deepest overlap 152 vs 150 mm, 13.4 vs 6.0 ms per step (every
+            candidate over budget is searched to its end); 300 spheres, 150 steps: KE 2.9 vs 4.2 J, 58 vs 53 mm.
+            It cannot stop the pumping alone: the correction gives back the height each falling body lost, while
+            the kinetic energy the velocity update gave it stays wherever the capped resolution leaves contacts
+            closing (pile1000, 100 steps: 83.6 kJ of potential energy restored by correction).
         warm_impulse_fraction: each resting contact (closing at most 2 |g| dt after the velocity update)
             first takes this fraction of the normal impulse its point took last step (matched by the
             contact cache, 001 §8), and warm impulses the contacts no longer need are taken back before
@@ -146,6 +171,8 @@ class ImpulseSettings(ContactSettings, SolverSettings):
     penetration_threshold: float = 1.74e-3
     remaining_penetration: float = 0.5
     correction_max_bodies: int = 0
+    correction_lift: bool = False
+    correction_energy_budget: bool = False
     warm_impulse_fraction: float = 0.0
     sleep_threshold: float = 8.33e-3
     sleep_bias: float = 0.5
@@ -212,6 +239,7 @@ class ImpulseSettings(ContactSettings, SolverSettings):
         v = self.correction_max_bodies
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise SettingsError(f"setting correction_max_bodies={v!r} must be an integer >= 0")
-        for name in ("shock_propagation", "parallel_batches", "sleep_requires_support"):
+        for name in ("shock_propagation", "parallel_batches", "sleep_requires_support", "correction_lift",
+                     "correction_energy_budget"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")

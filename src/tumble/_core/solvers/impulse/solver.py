@@ -171,7 +171,11 @@ class ImpulseSolver(Solver):
             cstats = driver.correct(bt, m, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal,
                                     c.contact_depth, b.body_position, b.body_fixed, sl.body_asleep, v, om, dt,
                                     s.penetration_threshold, s.remaining_penetration, s.parallel_batches,
-                                    max_bodies=s.correction_max_bodies)
+                                    max_bodies=s.correction_max_bodies,
+                                    lift_dir=-_seed_dir(core.gravity, float(np.linalg.norm(core.gravity)))
+                                    if s.correction_lift else None,
+                                    inv_mass=b.body_inv_mass if s.correction_energy_budget else None,
+                                    gravity=core.gravity if s.correction_energy_budget else None)
             t = stages.lap(prof, "correction", t)
         else:
             # no contact: no batch (a batch is bodies joined by contacts, 004 §3.1), nothing to correct or
