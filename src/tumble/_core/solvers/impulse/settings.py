@@ -92,9 +92,10 @@ class ImpulseSettings(ContactSettings, SolverSettings):
             10 s, the largest one-step rise of kinetic + potential energy above the free-fall term of Alg. 6
             (sum 1/2 m g^2 dt^2) 461 vs 1778 J, deepest overlap 152 vs 150 mm, 13.4 vs 6.0 ms per step (every
             candidate over budget is searched to its end); 300 spheres, 150 steps: KE 2.9 vs 4.2 J, 58 vs 53 mm.
-            It cannot stop the pumping alone: the correction gives back the height each falling body lost, while
-            the kinetic energy the velocity update gave it stays wherever the capped resolution leaves contacts
-            closing (pile1000, 100 steps: 83.6 kJ of potential energy restored by correction). With
+            It bounds the potential energy, not the total: the position update's release is paid out again as
+            kinetic energy by the velocity update (m g . v dt), so a move that gives the height back creates
+            that energy unless the resolution then removes it, which the capped resolution does not where it
+            leaves contacts closing (pile1000, 100 steps: 83.6 kJ of potential energy restored by correction). With
             ``correction_lift`` too, pile1000 at dt 1/60, 600 steps: KE 1.8 vs 3.0 kJ, largest one-step rise
             577 vs 1778 J, but one overlap of 330 mm stays (vs 150 mm), 16.0 vs 6.4 ms per step.
         warm_impulse_fraction: each resting contact (closing at most 2 |g| dt after the velocity update)
