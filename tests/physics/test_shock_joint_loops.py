@@ -72,6 +72,60 @@ def test_the_loaded_bridge_gains_no_energy_and_keeps_its_joints():
     assert r["max_joint_error"] < 1e-5
 
 
+def _deepest_after(steps, start, **kw):
+    """The deepest overlap (``max_penetration``: the final detection's, before the final correction) of
+    ``bridge`` under shock over its steps ``start:steps``, and the step it was seen in."""
+    w = scenes.build("bridge", solver="shock", **kw)
+    deepest, at = 0.0, -1
+    for k in range(steps):
+        w.step(w.default_dt)
+        if k >= start and w.counters["max_penetration"] > deepest:
+            deepest, at = w.counters["max_penetration"], k
+    return deepest, at
+
+
+def test_the_deck_is_not_lifted_into_the_loads_resting_on_it():
+    """After the loads have landed (step 76 on, 1.27 s) no overlap deeper than 1 cm over the next 2.7 s.
+    Before ``stop_undone_joint_motion``: the planks under the loads kept falling in velocity (-0.57 and
+    -1.29 m/s at step 77, their joint errors 2.7 mm before the projection) while the joint projection lifted
+    them back 23-24 mm a step, into the load it does not see: 22.8 mm at step 77, 44 steps of the 8 s deeper
+    than 5 mm. Now <= 7.0 mm after step 75 (the landings themselves, steps 73-75, are the speculative
+    manifold's, ``test_shock_energy.test_spinning_plate_lands_under_a_centimetre_deep``)."""
+    deepest, at = _deepest_after(240, 76)
+    assert deepest < 0.01, f"{deepest * 1e3:.1f} mm at step {at}"
+
+
+def test_the_contrast_deck_lifted_into_its_load():
+    """``stop_undone_joint_motion=False``: the code before, the 22.8 mm of step 77."""
+    deepest, at = _deepest_after(80, 76, stop_undone_joint_motion=False)
+    assert deepest > 0.02 and at == 77
+
+
+def test_the_undone_motion_is_stopped_and_no_energy_is_gained():
+    """``stop_undone_motion`` against its closed form on random bodies: only the component of v against the
+    move d changes (where d points back within 45 degrees of -v), toward 0 and by at most |d| / dt, so no
+    body's kinetic energy rises."""
+    from tumble._core.solvers.shock.undone import stop_undone_motion
+
+    rng = np.random.default_rng(7)
+    n, dt, floor = 200, 1 / 60, 1e-3
+    before = rng.normal(size=(n, 3))
+    after = before + rng.normal(scale=0.02, size=(n, 3))
+    v = rng.normal(size=(n, 3))
+    fixed = rng.random(n) < 0.1
+    out = v.copy()
+    changed = stop_undone_motion(n, fixed, before, after, dt, floor, 0.7, out)
+    d = after - before
+    m = np.linalg.norm(d, axis=1)
+    u = d / m[:, None]
+    s = (v * u).sum(axis=1)
+    act = ~fixed & (m > floor) & (s < 0.0) & (s <= -0.7 * np.linalg.norm(v, axis=1))
+    expect = v + (np.minimum(-s, m / dt) * act)[:, None] * u
+    assert changed == int(act.sum()) > 0
+    np.testing.assert_allclose(out, expect, rtol=0, atol=1e-12)
+    assert ((out ** 2).sum(axis=1) <= (v ** 2).sum(axis=1) + 1e-12).all()
+
+
 def _loop_rows(core, offset, tree):
     js = core.joint_store
     rows = []

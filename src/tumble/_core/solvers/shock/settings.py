@@ -188,6 +188,23 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             end-of-step projection: above the budget 0.39 J; only the one before the layers: 4.97 J in
             one step. Cost (bridge, 480 steps alternately in one process, CPU median): 1.78 against
             2.36 ms/step (the exact projection stops at its tolerance where the passes ran out).
+        stop_undone_joint_motion: after each joint projection, a body the projection moved by d
+            (|d| > ``solver.UNDONE_MIN_MOVE`` = 1 mm) back against its velocity (v . d <= -0.7 |v| |d|,
+            within 45 degrees, ``solver.UNDONE_MIN_COS``) loses the component of v along -d, at most
+            |d| / dt of it (``undone.stop_undone_motion``: an inelastic stop, no body's kinetic energy
+            rises) [tumble, issue 18]. Default True. Why: the velocity solves see the joints linearised,
+            and a nearly taut chain may drop along a direction its joints forbid at second order; the
+            projection lifts it back each step and the velocity kept the drop: under bridge's 20 kg loads
+            the planks kept -0.57 and -1.29 m/s while the projection lifted them 23-24 mm a step (joint
+            error 2.7 mm before it), straight into the load resting on them, which the projection does
+            not see (22.8 mm deep at step 77). Measured (the library scenes under shock, their whole run,
+            False -> True): bridge, steps with an overlap > 5 mm 44 -> 3 (the landings, steps 73-75, left:
+            the speculative manifold's), deepest overlap after step 75 22.8 -> < 5 mm, joint error 1.0 ->
+            1.1 um, energy gain above the budget 0.0075 J both; chain50 (10 s) total energy at 1 s 230.9 ->
+            226.9 J, at 3 s 173.6 -> 175.2 J (pgs 267.2 / 265.2), kinetic energy at the end 3.9 -> 0.05 J;
+            ragdolls deepest overlap 46.5 -> 40.3 mm (the limbs' speculative manifold, not this), joint
+            error 0.7 um both. Why 45 degrees: with any v . d < 0, chain50's swinging links were changed
+            24 526 times in 600 steps (7 441 at 45 degrees), and the bridge kept 6 steps over 5 mm (3).
         root_support_cos: a dynamic body is a root of the stack layers (height 1) when a joint ties
             it to a fixed body or a contact with a fixed body supports it against gravity: the
             contact normal n (pushing on the body) has n . up > this (``contact.layers.
@@ -293,6 +310,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     joint_tree_projection: bool = True
     joint_projection_angular_weight: float = 0.01
     close_joint_loops: bool = True
+    stop_undone_joint_motion: bool = True
     root_support_cos: float = 0.5
     layer_ahead_copies: bool = True
     layer_ahead_min_push: float = -0.5
@@ -350,6 +368,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
                                 f"metric)")
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
                      "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts", "layer_ahead_copies",
-                     "joint_tree_projection", "final_joint_tree", "close_joint_loops"):
+                     "joint_tree_projection", "final_joint_tree", "close_joint_loops",
+                     "stop_undone_joint_motion"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")

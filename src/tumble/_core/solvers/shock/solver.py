@@ -48,6 +48,7 @@ from tumble._core.solvers.shock.kernels import (
     write_ahead_copies,
 )
 from tumble._core.solvers.shock.settings import ShockSettings
+from tumble._core.solvers.shock.undone import stop_undone_motion
 from tumble._core.types import JOINT_MAX_ROWS
 
 _EMPTY = np.zeros(0)
@@ -732,6 +733,28 @@ def _settle_loops(core, dt, tree, loops):
 
 
 def _project_joints(core, dt, tree, close_tree=True):
+    """``_project_joints_positions`` and, with ``ShockSettings.stop_undone_joint_motion``, the velocity
+    the projection undid removed (``undone.stop_undone_motion``, moves over ``UNDONE_MIN_MOVE``)."""
+    s, b = core.settings, core.bodies
+    if not s.stop_undone_joint_motion:
+        _project_joints_positions(core, dt, tree, close_tree)
+        return
+    n = b.count
+    before = b.body_position[:n].copy()
+    _project_joints_positions(core, dt, tree, close_tree)
+    stop_undone_motion(n, b.body_fixed, before, b.body_position, dt, UNDONE_MIN_MOVE, UNDONE_MIN_COS,
+                       b.body_linear_velocity)
+
+
+#: [m] a joint projection's move below this leaves the body's velocity as it is (``stop_undone_motion``):
+#: far above the projection's tolerance (1e-6 m); the deck's moves it is for were 23-24 mm (other values not
+#: measured)
+UNDONE_MIN_MOVE = 1e-3
+#: the move must point back against the velocity within acos(this) (45 degrees)
+UNDONE_MIN_COS = 0.7
+
+
+def _project_joints_positions(core, dt, tree, close_tree=True):
     """``stages.project_joints`` with shock's tree projection: Newton steps of the exact tree solve
     in the metric diag(m, I / w), w = ``joint_projection_angular_weight`` (translations preferred:
     whole 1/60 s steps leave centimetre gaps that the kinetic metric closes by turning thin links
