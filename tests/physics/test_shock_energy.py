@@ -130,7 +130,8 @@ def test_random_drops_never_gain_energy(kind, dt):
     here: in that run 15 drops met the ground more than 1 cm deep inside a step (plate, capsule, hull and
     compound at 60 Hz, up to 46 mm; plate and hull at 100 Hz, 10-11 mm), all where a contact's impulse
     turned the body so that a point the speculative pad did not reach swung down (see
-    ``test_spinning_plate_lands_under_a_centimetre_deep``)."""
+    ``test_spinning_plate_lands_under_a_centimetre_deep``). That run's "no step above the tolerance" does
+    not hold for every draw: ``CAPSULE_SPIN_CASE`` (drawn by the CI run of 2846a04) breaks it."""
 
     @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow])
@@ -154,3 +155,19 @@ def test_spinning_plate_lands_under_a_centimetre_deep():
     over, deep = _drop(SPINNING_PLATE)
     assert over <= 0.0
     assert deep < 0.01, f"{deep * 1000:.1f} mm deep"
+
+
+#: drawn by Hypothesis from ``drops("capsule", 1 / 60)`` in the CI run of 2846a04 (a draw that used the "local
+#: constants" of the modules a worker had imported; tests/conftest.py now leaves those out): a capsule (radius
+#: 0.1625 m, half length 0.4875 m, 1 kg) falling at 2.5 m/s spinning at (14, 9, 20) rad/s. Measured: it meets the
+#: ground at step 51 (29 rad/s before, 42 rad/s after: 0.7 rad a step), two contact rows 1.9 mm deep at step 52, and step 53 raises the
+#: total energy by 1.16 mJ (a free fall loses 13.1 mJ a step), 1.14 mJ beyond the tolerance. Open (issue 18): the
+#: contact rows are linear in the rotation, so a body turning 0.7 rad in a step is pushed by rows that no longer
+#: describe its contact, the spinning plate's class.
+CAPSULE_SPIN_CASE = (1 / 60, [("capsule", 1.625, 1.0, 0.0, 2.9375, (1.0, -0.75, 0.75, 0.0), (14.0, 9.0, 20.0), -2.5)])
+
+
+@pytest.mark.xfail(strict=True, reason="open: a capsule spinning at 42 rad/s gains 1.1 mJ in the step after it lands")
+def test_spinning_capsule_landing_gains_no_energy():
+    over, _ = _drop(CAPSULE_SPIN_CASE)
+    assert over <= 0.0, f"a step gained {over:.4g} J beyond the tolerance"
