@@ -159,11 +159,11 @@ def test_spinning_plate_lands_under_a_centimetre_deep():
 
 #: drawn by Hypothesis from ``drops("capsule", 1 / 60)`` in the CI run of 2846a04 (a draw that used the "local
 #: constants" of the modules a worker had imported; tests/conftest.py now leaves those out): a capsule (radius
-#: 0.1625 m, half length 0.4875 m, 1 kg) falling at 2.5 m/s spinning at (14, 9, 20) rad/s. Measured: it meets the
-#: ground at step 51 (29 rad/s before, 42 rad/s after: 0.7 rad a step), two contact rows 1.9 mm deep at step 52, and step 53 raises the
-#: total energy by 1.16 mJ (a free fall loses 13.1 mJ a step), 1.14 mJ beyond the tolerance. Open (issue 18): the
-#: contact rows are linear in the rotation, so a body turning 0.7 rad in a step is pushed by rows that no longer
-#: describe its contact, the spinning plate's class.
+#: 0.1625 m, half length 0.4875 m, 1 kg) falling at 2.5 m/s spinning at (14, 9, 20) rad/s. Measured: it meets
+#: the ground at step 51 (29 rad/s before, 42 rad/s after: 0.7 rad a step), two contact rows 1.9 mm deep at
+#: step 52, and step 53 raises the total energy by 1.16 mJ (a free fall loses 13.1 mJ a step), 1.14 mJ beyond
+#: the tolerance. Open (issue 18): the contact rows are linear in the rotation, so a body turning 0.7 rad in a
+#: step is pushed by rows that no longer describe its contact, the spinning plate's class.
 CAPSULE_SPIN_CASE = (1 / 60, [("capsule", 1.625, 1.0, 0.0, 2.9375, (1.0, -0.75, 0.75, 0.0), (14.0, 9.0, 20.0), -2.5)])
 
 
