@@ -110,9 +110,10 @@ def _collide_fused(core, prof: dict, t: float, warm: bool, margin: float) -> int
     (``fused.detect``: the same kernels in the same order, bit for bit), unless the pairs are many or
     the contact store too small (then the narrow phase and the cache as ``collide_pairs``) or a box is
     bad or an owner changed (then the broad phase's full update first). The call's time goes to the
-    profile's "narrow" (the broad phase and the cache included). Measured (stack10, pgs catto preset,
-    CPU time of the stage calls after 300 steps, 2-core VM shared with other work): collide 22.9 ->
-    see docs/architecture.md "Small-work paths"."""
+    profile's "narrow" (the broad phase and the cache included). Measured (stack10 after 300 steps, pgs
+    catto preset, CPU time per ``collide`` call, median of 5 x 3000, old and new code in alternating
+    processes, 3 rounds, 2-core VM under load): 22.9 us staged, 18.3 us fused (and the contact rows from
+    scalars: ``prepare_rows`` 11.3 -> 8.2 us)."""
     b, g, bp, hull = core.bodies, core.geoms, core.broad_phase, core.hull_arrays
     n = g.count
     new, old = core.contacts_previous, core.contacts     # this detection fills the other store
