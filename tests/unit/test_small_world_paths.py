@@ -3,6 +3,8 @@
 - ``contact.rows.prepare_contact_rows_small`` (contacts per body, the serial rows, cfm 0 and group 1
   in one kernel call) against ``count_body_contacts``, ``prepare_contact_rows.serial`` and the two
   slice assignments ``stages._contact_rows`` makes for a large world;
+- the contact rows' J, B = M^-1 J^T, 1 / (J B) and warm-start impulses from scalars (no scratch arrays
+  per point) against ``contact.rows.tangent_basis`` and ``fill_row`` on arrays, per point;
 - ``pgs.kernels.block_sweep_with`` on work arrays left dirty by an earlier call (the substep loop and
   the block solves allocate them once) against ``block_sweep`` with fresh ones.
 """
@@ -14,7 +16,13 @@ import math
 import numpy as np
 
 import tumble as tb
-from tumble._core.contact.rows import count_body_contacts, prepare_contact_rows, prepare_contact_rows_small
+from tumble._core.contact.rows import (
+    count_body_contacts,
+    fill_row,
+    prepare_contact_rows,
+    prepare_contact_rows_small,
+    tangent_basis,
+)
 from tumble._core.solvers.pgs.kernels import block_scratch, block_sweep, block_sweep_with, manifold_starts_of
 from tumble._core.types import FRICTION_COULOMB
 
@@ -71,6 +79,34 @@ def test_fused_contact_rows_equal_the_calls_one_by_one():
     np.testing.assert_array_equal(count_got, count_want)
     for f in want:
         np.testing.assert_array_equal(got[f], want[f], err_msg=f)
+
+
+def test_contact_rows_from_scalars_equal_fill_row_on_arrays():
+    spec, core = _stack()
+    b, c = core.bodies, core.contacts
+    head, tail = _contact_args(core, spec.dt)
+    n = 3 * c.count
+    got = _rows(core, n)
+    prepare_contact_rows.serial(*head, b.body_contact_count.copy(), *tail, 0, *(got[f] for f in ROW_FIELDS))
+    want = {f: np.full_like(got[f], 7) for f in ("row_body", "row_J", "row_B", "row_inv_diag")}
+    lam = np.empty(n)
+    for p in range(c.count):
+        a, o = c.contact_body_a[p], c.contact_body_b[p]
+        ia, ib = (-1 if b.body_fixed[a] else a), (-1 if b.body_fixed[o] else o)
+        normal = c.contact_normal[p].copy()
+        ra, rb = c.contact_point[p] - b.body_position[a], c.contact_point[p] - b.body_position[o]
+        t1, t2 = np.empty(3), np.empty(3)
+        tangent_basis(normal, t1, t2)
+        for k, d in enumerate((normal, t1, t2)):
+            fill_row(3 * p + k, ia, ib, d, ra, rb, b.body_inv_mass, b.body_inv_inertia_world, want["row_body"],
+                     want["row_J"], want["row_B"], want["row_inv_diag"])
+        f = c.contact_friction_impulse[p]
+        lam[3 * p: 3 * p + 3] = (c.contact_normal_impulse[p], f[0] * t1[0] + f[1] * t1[1] + f[2] * t1[2],
+                                  f[0] * t2[0] + f[1] * t2[1] + f[2] * t2[2])
+    assert core.settings.warm_start and np.any(lam != 0.0)
+    for f in want:
+        np.testing.assert_array_equal(got[f], want[f], err_msg=f)
+    np.testing.assert_array_equal(got["row_lambda"], lam)
 
 
 def test_block_sweep_on_reused_work_arrays_is_bit_identical():

@@ -1,6 +1,12 @@
 """Consecutive stages in one kernel call, for the steps of small worlds where the calls' fixed cost
 (Python glue and ~0.07 us per array argument of each Numba dispatch) outweighs their work (issue 14).
 
+``detect``: the whole collision stage of a steady step (``stages.collide``): ``refresh_geoms``, the
+broad phase's steady update, the narrow phase and the contact cache in one call; ``narrow_and_match``:
+the narrow phase and the cache (``stages.collide_pairs``). Both take the hull arrays one by one and
+pack them into ``HullArrays`` inside the kernel: a NamedTuple of 15 arrays as one argument cost
+2.4 us per dispatch, the 15 arrays ~1 us.
+
 ``detect_or_fly``: the collision stage's frames, geom poses and boxes (``geoms.refresh_geoms``) and
 the broad phase's steady update (``broad_phase.checked_incremental_pairs``); when no pair overlaps,
 the free flight of the step's substeps (``integrate.free_flight``) and the step's finish
@@ -18,7 +24,10 @@ import numpy as np
 
 from tumble._core.collision.broad_phase import checked_incremental_pairs
 from tumble._core.collision.geoms import refresh_geoms
+from tumble._core.collision.hull import HullArrays
+from tumble._core.collision.narrow_phase import PAIR_CHUNK, PARALLEL_MIN_PAIRS, collide_pairs_serial, compact_chunks
 from tumble._core.config import kernel
+from tumble._core.contact.cache import match_cache
 from tumble._core.dynamics.integrate import first_nonfinite_body, free_flight
 
 #: detect_or_fly's outcomes: the bodies flew (no pair: the step's dynamics are done); pairs overlap
@@ -26,6 +35,9 @@ from tumble._core.dynamics.integrate import first_nonfinite_body, free_flight
 #: (a bad box or a changed owner: nothing was updated after the boxes, the caller runs the broad
 #: phase's full update, which raises or re-initialises)
 FLEW, PAIRS, FALLBACK = 0, 1, 2
+#: ``detect``'s outcome when it ran the narrow phase and the cache too (its other outcomes: PAIRS, the
+#: narrow phase left to the caller; FALLBACK)
+DETECTED = 3
 
 
 @kernel
@@ -66,3 +78,104 @@ def detect_or_fly(body_position, body_orientation, body_linear_velocity, body_an
                 body_force[i, k] = 0.0
                 body_torque[i, k] = 0.0
     return FLEW, keys, m, added, removed, swaps, pairs, bad
+
+
+@kernel
+def _narrow_and_match(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                      geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls, margin,
+                      geom_pad, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key,
+                      contact_feature, contact_point, contact_normal, contact_depth, contact_friction,
+                      contact_restitution, contact_normal_impulse, contact_friction_impulse, contact_match,
+                      contact_warm, prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse,
+                      prev_point, radius):
+    """``narrow_phase`` on the calling thread (``pair_count`` < PARALLEL_MIN_PAIRS: the serial pair
+    tests, then ``_compact`` when there is more than one chunk) and ``match_cache``: (points, hits)."""
+    chunks = (pair_count + PAIR_CHUNK - 1) // PAIR_CHUNK
+    chunk_count = np.zeros(chunks, dtype=np.int64)
+    collide_pairs_serial(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                         geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
+                         margin, geom_pad, chunk_count, contact_geom_a, contact_geom_b, contact_body_a,
+                         contact_body_b, contact_key, contact_feature, contact_point, contact_normal, contact_depth,
+                         contact_friction, contact_restitution)
+    if chunks == 1:
+        count = chunk_count[0]
+    else:
+        count = compact_chunks(chunks, chunk_count, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b,
+                         contact_key, contact_feature, contact_point, contact_normal, contact_depth, contact_friction,
+                         contact_restitution)
+    hits = match_cache(count, contact_key, contact_feature, contact_normal_impulse, contact_friction_impulse,
+                       contact_match, contact_warm, prev_count, prev_key, prev_feature, prev_normal_impulse,
+                       prev_friction_impulse, contact_point, prev_point, radius)
+    return count, hits
+
+
+@kernel
+def narrow_and_match(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                     geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, vert_start,
+                     vert_count, verts, face_start, face_count, face_normal, face_offset, face_vert_start,
+                     face_vert_count, face_verts, edge_start, edge_count, edges, edge_faces, hull_radius, margin,
+                     geom_pad, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key,
+                     contact_feature, contact_point, contact_normal, contact_depth, contact_friction,
+                     contact_restitution, contact_normal_impulse, contact_friction_impulse, contact_match,
+                     contact_warm, prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse,
+                     prev_point, radius):
+    """The narrow phase (serial, ``pair_count`` >= 1 and < PARALLEL_MIN_PAIRS) and the contact cache in
+    one call, the hull arrays one by one (``HullArrays``' field order): (points, hits)."""
+    hulls = HullArrays(vert_start, vert_count, verts, face_start, face_count, face_normal, face_offset,
+                       face_vert_start, face_vert_count, face_verts, edge_start, edge_count, edges, edge_faces,
+                       hull_radius)
+    return _narrow_and_match(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                             geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
+                             margin, geom_pad, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b,
+                             contact_key, contact_feature, contact_point, contact_normal, contact_depth,
+                             contact_friction, contact_restitution, contact_normal_impulse, contact_friction_impulse,
+                             contact_match, contact_warm, prev_count, prev_key, prev_feature, prev_normal_impulse,
+                             prev_friction_impulse, prev_point, radius)
+
+
+@kernel
+def detect(body_orientation, body_inv_inertia_local, body_inv_inertia_world, body_count, body_position, geom_body,
+           geom_type, geom_size, geom_local_position, geom_local_orientation, geom_count, box_margin,
+           geom_world_position, geom_world_rotation, geom_aabb_min, geom_aabb_max, geom_hull, geom_radius,
+           fat_fraction, fat_max, geom_fat_min, geom_fat_max, initialised, geom_static, ep_val, ep_id, ep_aux, old_box,
+           new_box, old_body, old_static, keys, m, geom_friction, geom_restitution, vert_start, vert_count, verts,
+           face_start, face_count, face_normal, face_offset, face_vert_start, face_vert_count, face_verts, edge_start,
+           edge_count, edges, edge_faces, hull_radius, margin, geom_pad, contact_geom_a, contact_geom_b,
+           contact_body_a, contact_body_b, contact_key, contact_feature, contact_point, contact_normal, contact_depth,
+           contact_friction, contact_restitution, contact_normal_impulse, contact_friction_impulse, contact_match,
+           contact_warm, prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse, prev_point,
+           radius):
+    """The collision stage of a steady step in one call: ``refresh_geoms`` (boxes grown by
+    ``box_margin``), the broad phase's steady update on the fat boxes, and when the pairs are fewer than
+    PARALLEL_MIN_PAIRS and the contact arrays hold 4 per pair + 1 (what ``stages.collide_pairs``
+    reserves), the serial narrow phase (``margin``) and ``match_cache`` (``_narrow_and_match``): the
+    kernels ``stages.collide`` calls, in its order, so bit for bit the same. Returns (outcome, keys,
+    pair count, added, removed, swaps, pairs, points, hits): DETECTED (all done), PAIRS (the broad phase
+    updated, the narrow phase is the caller's: too many pairs or too small a contact store) or FALLBACK
+    (a bad box or a changed owner: nothing after the boxes was done; the caller runs the broad phase's
+    full update)."""
+    refresh_geoms(body_orientation, body_inv_inertia_local, body_inv_inertia_world, body_count, body_position,
+                  geom_body, geom_type, geom_size, geom_local_position, geom_local_orientation, geom_count, box_margin,
+                  geom_world_position, geom_world_rotation, geom_aabb_min, geom_aabb_max, verts, vert_start,
+                  vert_count, geom_hull, geom_radius, fat_fraction, fat_max, geom_fat_min, geom_fat_max, initialised)
+    bad, changed, keys, m, added, removed, swaps, pairs = checked_incremental_pairs(
+        ep_val, ep_id, ep_aux, geom_count, old_box, new_box, geom_fat_min, geom_fat_max, old_body, old_static,
+        geom_body, geom_static, keys, m)
+    if bad >= 0 or changed:
+        return FALLBACK, keys, m, 0, 0, 0, pairs, 0, 0
+    if m >= PARALLEL_MIN_PAIRS or 4 * m + 1 > contact_key.shape[0]:
+        return PAIRS, keys, m, added, removed, swaps, pairs, 0, 0
+    if m == 0:      # nothing touches: no narrow phase, no cache to match
+        return DETECTED, keys, m, added, removed, swaps, pairs, 0, 0
+    hulls = HullArrays(vert_start, vert_count, verts, face_start, face_count, face_normal, face_offset,
+                       face_vert_start, face_vert_count, face_verts, edge_start, edge_count, edges, edge_faces,
+                       hull_radius)
+    count, hits = _narrow_and_match(pairs, m, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+                                    geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min,
+                                    geom_aabb_max, hulls, margin, geom_pad, contact_geom_a, contact_geom_b,
+                                    contact_body_a, contact_body_b, contact_key, contact_feature, contact_point,
+                                    contact_normal, contact_depth, contact_friction, contact_restitution,
+                                    contact_normal_impulse, contact_friction_impulse, contact_match, contact_warm,
+                                    prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse,
+                                    prev_point, radius)
+    return DETECTED, keys, m, added, removed, swaps, pairs, count, hits

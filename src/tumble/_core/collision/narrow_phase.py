@@ -187,6 +187,13 @@ def _compact(chunks, chunk_count, contact_geom_a, contact_geom_b, contact_body_a
     return count
 
 
+#: the serial pair tests and the chunks' compaction, for kernels that run the narrow phase inside a larger
+#: call (``_core.fused``: same kernels, so the same points bit for bit)
+collide_pairs_serial = _collide_pairs.serial
+compact_chunks = _compact
+NO_PAD = _NO_PAD
+
+
 def narrow_phase(pairs, pair_count, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
                  geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min, geom_aabb_max, hulls,
                  margin, contact_geom_a, contact_geom_b, contact_body_a, contact_body_b, contact_key, contact_feature,

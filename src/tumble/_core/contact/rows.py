@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import prange
 
 from tumble._core import types as T
@@ -86,6 +85,52 @@ def fill_row(r, ia, ib, d, ra, rb, body_inv_mass, body_inv_inertia_world,
     row_inv_diag[r] = 1.0 / diag if diag > 1e-300 else 0.0
 
 
+@kernel(inline="always")
+def tangent_scalars(nx, ny, nz):
+    """``tangent_basis`` of the unit normal (nx, ny, nz) as scalars: (t1, t2), same arithmetic."""
+    sign = 1.0 if nz >= 0.0 else -1.0
+    a = -1.0 / (sign + nz)
+    b = nx * ny * a
+    return 1.0 + sign * nx * nx * a, sign * b, -sign * nx, b, sign + ny * ny * a, -ny
+
+
+@kernel(inline="always")
+def fill_row_scalars(r, ia, ib, dx, dy, dz, rax, ray, raz, rbx, rby, rbz, body_inv_mass, body_inv_inertia_world,
+                     row_body, row_J, row_B, row_inv_diag):
+    """``fill_row`` with the direction and the lever arms as scalars (no scratch arrays), same arithmetic
+    in the same order: J, B = M^-1 J^T and 1/(J B) of row ``r``."""
+    row_body[r, 0] = ia
+    row_body[r, 1] = ib
+    row_J[r, 0, 0] = -dx
+    row_J[r, 0, 1] = -dy
+    row_J[r, 0, 2] = -dz
+    row_J[r, 0, 3] = -(ray * dz - raz * dy)
+    row_J[r, 0, 4] = -(raz * dx - rax * dz)
+    row_J[r, 0, 5] = -(rax * dy - ray * dx)
+    row_J[r, 1, 0] = dx
+    row_J[r, 1, 1] = dy
+    row_J[r, 1, 2] = dz
+    row_J[r, 1, 3] = rby * dz - rbz * dy
+    row_J[r, 1, 4] = rbz * dx - rbx * dz
+    row_J[r, 1, 5] = rbx * dy - rby * dx
+    diag = 0.0
+    for s in range(2):
+        body = ia if s == 0 else ib
+        if body < 0:
+            for k in range(6):
+                row_B[r, s, k] = 0.0
+            continue
+        im = body_inv_mass[body]
+        for k in range(3):
+            row_B[r, s, k] = im * row_J[r, s, k]
+            row_B[r, s, 3 + k] = body_inv_inertia_world[body, k, 0] * row_J[r, s, 3] \
+                + body_inv_inertia_world[body, k, 1] * row_J[r, s, 4] \
+                + body_inv_inertia_world[body, k, 2] * row_J[r, s, 5]
+        for k in range(6):
+            diag += row_J[r, s, k] * row_B[r, s, k]
+    row_inv_diag[r] = 1.0 / diag if diag > 1e-300 else 0.0
+
+
 @kernel_parallel
 def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_point, contact_normal,
                          contact_depth, contact_friction, contact_restitution, contact_normal_impulse,
@@ -99,27 +144,29 @@ def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_
     """Rows 3c..3c+2 (offset by ``row_offset``) for contact point c. Returns the row count."""
     beta = baumgarte / dt
     for c in prange(contact_count):
-        ra = np.empty(3)
-        rb = np.empty(3)
-        t1 = np.empty(3)
-        t2 = np.empty(3)
-        n = np.empty(3)
+        # scalars, not five (3,) scratch arrays per point: their allocation was ~40 % of stack10's rows
+        # (40 points, issue 14); the arithmetic is fill_row's and tangent_basis', in their order
         a = contact_body_a[c]
         b = contact_body_b[c]
         ia = -1 if body_fixed[a] else a
         ib = -1 if body_fixed[b] else b
-        for k in range(3):
-            n[k] = contact_normal[c, k]
-            ra[k] = contact_point[c, k] - body_position[a, k]
-            rb[k] = contact_point[c, k] - body_position[b, k]
-        tangent_basis(n, t1, t2)
+        nx = contact_normal[c, 0]
+        ny = contact_normal[c, 1]
+        nz = contact_normal[c, 2]
+        rax = contact_point[c, 0] - body_position[a, 0]
+        ray = contact_point[c, 1] - body_position[a, 1]
+        raz = contact_point[c, 2] - body_position[a, 2]
+        rbx = contact_point[c, 0] - body_position[b, 0]
+        rby = contact_point[c, 1] - body_position[b, 1]
+        rbz = contact_point[c, 2] - body_position[b, 2]
+        t1x, t1y, t1z, t2x, t2y, t2z = tangent_scalars(nx, ny, nz)
         r0 = row_offset + 3 * c
-        fill_row(r0, ia, ib, n, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                 row_inv_diag)
-        fill_row(r0 + 1, ia, ib, t1, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                 row_inv_diag)
-        fill_row(r0 + 2, ia, ib, t2, ra, rb, body_inv_mass, body_inv_inertia_world, row_body, row_J, row_B,
-                 row_inv_diag)
+        fill_row_scalars(r0, ia, ib, nx, ny, nz, rax, ray, raz, rbx, rby, rbz, body_inv_mass,
+                         body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
+        fill_row_scalars(r0 + 1, ia, ib, t1x, t1y, t1z, rax, ray, raz, rbx, rby, rbz, body_inv_mass,
+                         body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
+        fill_row_scalars(r0 + 2, ia, ib, t2x, t2y, t2z, rax, ray, raz, rbx, rby, rbz, body_inv_mass,
+                         body_inv_inertia_world, row_body, row_J, row_B, row_inv_diag)
         # relative normal velocity v_n = J_n V (positive = separating), before this step's forces
         vn = 0.0
         for s in range(2):
@@ -175,9 +222,11 @@ def prepare_contact_rows(contact_count, contact_body_a, contact_body_b, contact_
             row_owner[r] = c
         if warm_start:
             row_lambda[r0] = contact_normal_impulse[c]
-            f = contact_friction_impulse[c]
-            row_lambda[r0 + 1] = f[0] * t1[0] + f[1] * t1[1] + f[2] * t1[2]
-            row_lambda[r0 + 2] = f[0] * t2[0] + f[1] * t2[1] + f[2] * t2[2]
+            f0 = contact_friction_impulse[c, 0]
+            f1 = contact_friction_impulse[c, 1]
+            f2 = contact_friction_impulse[c, 2]
+            row_lambda[r0 + 1] = f0 * t1x + f1 * t1y + f2 * t1z
+            row_lambda[r0 + 2] = f0 * t2x + f1 * t2y + f2 * t2z
         else:
             row_lambda[r0] = 0.0
             row_lambda[r0 + 1] = 0.0
