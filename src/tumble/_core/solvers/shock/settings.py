@@ -311,6 +311,8 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     joint_projection_angular_weight: float = 0.01
     close_joint_loops: bool = True
     stop_undone_joint_motion: bool = True
+    warm_start_energy_guard: bool = True
+    lifted_energy_guard: bool = True
     root_support_cos: float = 0.5
     layer_ahead_copies: bool = True
     layer_ahead_min_push: float = -0.5
@@ -369,6 +371,6 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
                      "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts", "layer_ahead_copies",
                      "joint_tree_projection", "final_joint_tree", "close_joint_loops",
-                     "stop_undone_joint_motion"):
+                     "stop_undone_joint_motion", "warm_start_energy_guard", "lifted_energy_guard"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")
