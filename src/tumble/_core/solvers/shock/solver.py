@@ -331,7 +331,7 @@ class ShockSolver(Solver):
                 t = time.perf_counter()
                 _settle_loops(core, dt, tree, loops)
                 stages.lap(prof, "joints", t)
-        guard.guard_lifted(core, dt, start)
+        guard.guard_lifted(core, dt, start, disp_lin if s.final_correction and s.correction_iterations > 0 else None)
 
     def _propagate(self, core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin, disp_ang, prof, t,
                    tree=None):
@@ -369,6 +369,7 @@ class ShockSolver(Solver):
             # impulses of 1000-3800 N s on a 7 kg torso, then +4.5 kJ in one step, and pile1000
             # churned at ~3 kJ. Starting the contacts from 0 (Fig. 12) ends both
             lam[:offset] *= s.layer_warm_start
+        guard.guard_warm(core, rows, lam)
         r.row_lo[:offset] *= (1.0 - a) / a
         r.row_hi[:offset] *= (1.0 - a) / a
         if core.joint_layout.row_total:   # joint rows for the (1 - a) dt solve; the a dt impulses are kept
