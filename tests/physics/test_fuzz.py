@@ -703,10 +703,10 @@ def test_shock_jointed_jam_mechanisms_break_the_bound_without_the_guards(name):
 @example(SHOCK_TOPPLING_LIFT_CASE)
 def test_shock_jointed_jams_keep_the_bound(case):
     """The class of SHOCK_JOINTED_JAM_CASES on a fixed (derandomized) draw of 10 worlds, 30 steps each, not
-    shrunk (a strict xfail until issue 18's guards). Measured with more examples (--hypothesis-seed 1 .. 7,
+    shrunk (a strict xfail until issue 18's guards). Measured with more examples (--hypothesis-seed 1 .. 10,
     100 worlds each, 30 steps): before the guards 15, 7, 15, 2 and 6 of seeds 1-5 broke the bound (up to
     2.9e24 J beyond it; 35 distinct worlds in seeds 1-3, all held by ``lifted_energy_guard`` alone, the
-    warm-start class also by ``warm_start_energy_guard`` alone); with them 0 of the 700."""
+    warm-start class also by ``warm_start_energy_guard`` alone); with them 0 of 1000 (seeds 1-10)."""
     w, finished, excess = _run(case, steps=30)
     assert finished, "stopped on non-finite state"
     assert excess <= 0.0, f"kinetic energy {excess:.6g} J above the bound"
