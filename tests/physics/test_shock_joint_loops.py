@@ -48,9 +48,15 @@ def test_a_loop_of_hinges_hangs_still_with_its_joints_closed(planks):
     assert rise < 0.02          # 0.0008 and 0.0075 J (a projection's lift in the first steps)
 
 
+#: issue 18's energy guards of jointed jams (``ShockSettings``) off: the code the contrasts below were measured on
+NO_GUARDS = {"warm_start_energy_guard": False, "lifted_energy_guard": False}
+
+
 def test_the_contrast_loop_joint_left_to_the_passes():
-    """``close_joint_loops=False``: the code before, the defect above."""
-    err, ke, _, step_rise = _run_bridge(60, planks=5, loads=0, close_joint_loops=False)
+    """``close_joint_loops=False``: the code before, the defect above (with issue 18's energy guards off too,
+    ``warm_start_energy_guard`` and ``lifted_energy_guard``, which since damp the one-step rises: 0.079 J with
+    them)."""
+    err, ke, _, step_rise = _run_bridge(60, planks=5, loads=0, close_joint_loops=False, **NO_GUARDS)
     assert err > 5e-4
     assert ke > 0.2
     assert step_rise > 0.1
@@ -96,8 +102,9 @@ def test_the_deck_is_not_lifted_into_the_loads_resting_on_it():
 
 
 def test_the_contrast_deck_lifted_into_its_load():
-    """``stop_undone_joint_motion=False``: the code before, the 22.8 mm of step 77."""
-    deepest, at = _deepest_after(80, 76, stop_undone_joint_motion=False)
+    """``stop_undone_joint_motion=False``: the code before, the 22.8 mm of step 77 (issue 18's energy guards off
+    too, which since hold it: 9.4 mm with them)."""
+    deepest, at = _deepest_after(80, 76, stop_undone_joint_motion=False, **NO_GUARDS)
     assert deepest > 0.02 and at == 77
 
 

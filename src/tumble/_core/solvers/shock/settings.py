@@ -205,6 +205,29 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             ragdolls deepest overlap 46.5 -> 40.3 mm (the limbs' speculative manifold, not this), joint
             error 0.7 um both. Why 45 degrees: with any v . d < 0, chain50's swinging links were changed
             24 526 times in 600 steps (7 441 at 45 degrees), and the bridge kept 6 steps over 5 mm (3).
+        warm_start_energy_guard: before the whole-system velocity solve and before the layers, the
+            warm-start impulses of every island with a joint row (with an impulse) and a contact row, and
+            no motor or soft row, are scaled so that applying them alone does not raise the island's
+            kinetic energy (``guard.guard_warm_start``: f(s) = s v^T M du + s^2 du^T M du / 2, scaled by
+            the minimiser max(0, -b / a) where f(1) > 0) [tumble, issue 18]. Default True. Why: impulses
+            that cancel on every body of a loop (two boxes welded to each other and to a light link
+            jammed inside one of them) grew step after step in the warm start and, once a contact point
+            moved, gained 2.7 MJ in one velocity solve (10 sweeps at 1:1e8 mass ratios never undo it;
+            ``test_fuzz.SHOCK_WELDED_LOOP_CASE``: 5.6e19 J beyond the fuzz's bound -> 47.6 J below). The
+            library scenes' state hashes are unchanged.
+        lifted_energy_guard: a jointed group with a body that the contact corrections (the layers', the
+            final one) moved more than ``guard.LIFT_MIN_MOVE`` (1 mm) ends the step with at most its start
+            kinetic energy plus the work of gravity and the applied forces along the way its bodies went,
+            a lift paid from its kinetic energy (``guard.guard_lifted_groups``: pgs's pushed-energy rule
+            per group; a blend of the step's start and end velocities, one factor per group, so its joints
+            stay closed in velocity; groups with motors or springs are left alone) [tumble, issue 18].
+            Default True. Why: the projections move positions only; a group lifted out of an overlap while
+            it toppled in velocity kept the energy of a fall its position never made (a rod 1.3 m in the
+            ground welded to a 17 t sphere: ``test_fuzz.SHOCK_TOPPLING_LIFT_CASE``, 909 J beyond the
+            bound -> 9170 J below). With both guards the fuzz's ``jointed_jams`` broke the bound in 0 of
+            1000 worlds (seeds 1-10; before, 45 of the 500 of seeds 1-5, up to 2.9e24 J beyond). Cost:
+            chain50 and ragdolls CPU per step unchanged within the noise (alternating processes, 3
+            rounds); the library scenes' state hashes are unchanged.
         root_support_cos: a dynamic body is a root of the stack layers (height 1) when a joint ties
             it to a fixed body or a contact with a fixed body supports it against gravity: the
             contact normal n (pushing on the body) has n . up > this (``contact.layers.
@@ -311,6 +334,8 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     joint_projection_angular_weight: float = 0.01
     close_joint_loops: bool = True
     stop_undone_joint_motion: bool = True
+    warm_start_energy_guard: bool = True
+    lifted_energy_guard: bool = True
     root_support_cos: float = 0.5
     layer_ahead_copies: bool = True
     layer_ahead_min_push: float = -0.5
@@ -369,6 +394,6 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         for name in ("shock_propagation", "final_correction", "reuse_final_contacts", "stop_unseen_contacts",
                      "settle_pushed_contacts", "joint_aware_correction", "speculative_contacts", "layer_ahead_copies",
                      "joint_tree_projection", "final_joint_tree", "close_joint_loops",
-                     "stop_undone_joint_motion"):
+                     "stop_undone_joint_motion", "warm_start_energy_guard", "lifted_energy_guard"):
             if not isinstance(getattr(self, name), bool):
                 raise SettingsError(f"setting {name}={getattr(self, name)!r} must be True or False")

@@ -28,7 +28,7 @@ from tumble._core.dynamics.joints import tree as joint_tree
 from tumble._core.dynamics.joints.rows import load_joint_impulses, store_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree, factor_tree, mark_tree_rows
 from tumble._core.solvers.protocol import Capabilities, Solver
-from tumble._core.solvers.shock import fused
+from tumble._core.solvers.shock import fused, guard
 from tumble._core.solvers.shock.kernels import (
     accumulate_displacement,
     apply_step_displacement,
@@ -48,7 +48,7 @@ from tumble._core.solvers.shock.kernels import (
     write_ahead_copies,
 )
 from tumble._core.solvers.shock.settings import ShockSettings
-from tumble._core.solvers.shock.undone import stop_undone_motion
+from tumble._core.solvers.shock.undone import keep_free_momentum, stop_undone_motion
 from tumble._core.types import JOINT_MAX_ROWS
 
 _EMPTY = np.zeros(0)
@@ -254,7 +254,9 @@ class ShockSolver(Solver):
         height = np.zeros(n, dtype=np.int64)
         disp_lin = np.zeros((n, 3))
         disp_ang = np.zeros((n, 3))
+        start = guard.guard_start(core)
         stages.integrate_velocities(core, a * dt)
+        guard.guard_warm(core, rows)
         t = stages.lap(prof, "prepare", t)
 
         # dynamics(a dt) on the whole system (eq. 45)
@@ -265,6 +267,7 @@ class ShockSolver(Solver):
                                        s.cfm, height, history)
         accumulate_displacement(b.body_fixed, n, b.body_linear_velocity, b.body_angular_velocity, a * dt, disp_lin,
                                 disp_ang)
+        guard.guard_solved(core, start, a * dt)
         flow_ang = disp_ang.copy()     # the a dt u_1 rotation: the corrections' part is told apart at the end
         lam_step = r.row_lambda[:rows].copy()    # impulses of the whole step: a dt now, (1 - a) dt added below
         r.row_lambda[:rows] *= 1.0 / a
@@ -295,6 +298,7 @@ class ShockSolver(Solver):
         stages.finish_joints(core, offset, r.row_lambda, dt, lam_step)
         core.counters["layer_penetration"] = float(worst)
         t = stages.lap(prof, "shock", t)
+        guard.guard_flowed(core, start, h)
         if joint_rows:
             # the limits' passes here without the second tree pass: the final projection below closes
             # what they leave (10 ragdolls, 2.5 s, CPU ms/step interleaved: 13.8 against 14.4 with it,
@@ -327,6 +331,7 @@ class ShockSolver(Solver):
                 t = time.perf_counter()
                 _settle_loops(core, dt, tree, loops)
                 stages.lap(prof, "joints", t)
+        guard.guard_lifted(core, dt, start, disp_lin if s.final_correction and s.correction_iterations > 0 else None)
 
     def _propagate(self, core, dt, a, h, offset, rows, height, lam, lam_c, lam_step, disp_lin, disp_ang, prof, t,
                    tree=None):
@@ -364,6 +369,7 @@ class ShockSolver(Solver):
             # impulses of 1000-3800 N s on a 7 kg torso, then +4.5 kJ in one step, and pile1000
             # churned at ~3 kJ. Starting the contacts from 0 (Fig. 12) ends both
             lam[:offset] *= s.layer_warm_start
+        guard.guard_warm(core, rows, lam)
         r.row_lo[:offset] *= (1.0 - a) / a
         r.row_hi[:offset] *= (1.0 - a) / a
         if core.joint_layout.row_total:   # joint rows for the (1 - a) dt solve; the a dt impulses are kept
@@ -742,8 +748,13 @@ def _project_joints(core, dt, tree, close_tree=True):
     n = b.count
     before = b.body_position[:n].copy()
     _project_joints_positions(core, dt, tree, close_tree)
-    stop_undone_motion(n, b.body_fixed, before, b.body_position, dt, UNDONE_MIN_MOVE, UNDONE_MIN_COS,
-                       b.body_linear_velocity)
+    v0 = b.body_linear_velocity[:n].copy()
+    if stop_undone_motion(n, b.body_fixed, before, b.body_position, dt, UNDONE_MIN_MOVE, UNDONE_MIN_COS,
+                          b.body_linear_velocity):
+        js, c = core.joint_store, core.contacts     # a free group's stops keep its momentum
+        keep_free_momentum(n, b.body_fixed, b.body_mass, b.body_position, b.body_orientation, b.body_inertia_local,
+                           js.count, js.joint_active, js.joint_body, c.count, c.contact_body_a, c.contact_body_b, v0,
+                           b.body_linear_velocity, b.body_angular_velocity)
 
 
 #: [m] a joint projection's move below this leaves the body's velocity as it is (``stop_undone_motion``):
