@@ -102,10 +102,12 @@ def test_the_deck_is_not_lifted_into_the_loads_resting_on_it():
 
 
 def test_the_contrast_deck_lifted_into_its_load():
-    """``stop_undone_joint_motion=False``: the code before, the 22.8 mm of step 77 (issue 18's energy guards off
-    too, which since hold it: 9.4 mm with them)."""
-    deepest, at = _deepest_after(80, 76, stop_undone_joint_motion=False, **NO_GUARDS)
-    assert deepest > 0.02 and at == 77
+    """``stop_undone_joint_motion=False``: the code before, the deck lifted 22 mm into its loads after they
+    landed (issue 18's energy guards off too, which since hold it: 9.4 mm with them). 22.8 mm at step 77 on
+    the earlier EPYC VM, 22.0 mm at step 76 on a Zen 4 one: the step moves with the last bits of the
+    kernels' arithmetic, so the test asks for the depth after the landings, not one step."""
+    deepest, at = _deepest_after(82, 76, stop_undone_joint_motion=False, **NO_GUARDS)
+    assert deepest > 0.02 and 76 <= at <= 81
 
 
 def test_the_undone_motion_is_stopped_and_no_energy_is_gained():
