@@ -297,7 +297,7 @@ class PGSSolver(Solver):
         b, r, s, c = core.bodies, core.rows, core.settings, core.contacts
         n = s.substeps
         h = dt / n
-        offset = stages.prepare_rows(core, dt)
+        offset = stages.prepare_rows(core, dt, joint_rows_now=False)    # every substep writes the joint rows
         rows = r.count
         joint_rows = rows - offset
         if rows == 0:   # no contact, no joint: the substeps' two stages in one kernel call, same arithmetic
