@@ -92,3 +92,50 @@ def test_module_is_the_generators_output(tmp_path, monkeypatch):
     monkeypatch.setattr(gen_tree_blocks, "OUT", out)
     gen_tree_blocks.main()
     assert out.read_text() == open(B.__file__).read()
+
+
+def _substitutions(n, m):
+    from tumble._core.dynamics.joints.tree import _back_node, _forward_node
+
+    fwd = getattr(B, f"forward_{n}_{m}")
+    back = getattr(B, f"back_{n}_{m}") if m else None
+
+    @njit
+    def loops(k, p, D_fac, F, y, x):
+        _forward_node(k, n, p, m, D_fac, F, y, x)
+        if p >= 0:
+            _back_node(k, n, p, m, F, x)
+
+    @njit
+    def gen_fwd(k, p, D_fac, F, y, x):
+        fwd(k, p, D_fac, F, y, x)
+
+    if back is None:
+        return loops, gen_fwd
+
+    @njit
+    def generated(k, p, D_fac, F, y, x):
+        fwd(k, p, D_fac, F, y, x)
+        back(k, p, F, x)
+
+    return loops, generated
+
+
+@pytest.mark.parametrize("n,m", SIZES)
+def test_generated_substitutions_are_the_loops_bit_for_bit(n, m):
+    """``forward_n_m`` / ``back_n_m`` against ``tree._forward_node`` / ``_back_node``."""
+    loops, generated = _substitutions(n, m)
+    rng = np.random.default_rng(7 * n + m)
+    for _ in range(40):
+        D_fac = rng.normal(size=(2, 6, 6))
+        F = rng.normal(size=(2, 6, 6))
+        y = rng.normal(size=(2, 6))
+        x0 = rng.normal(size=(2, 6))
+        p = 0 if m else -1
+        out = []
+        for f in (loops, generated):
+            yc, xc = y.copy(), x0.copy()
+            f(1, p, D_fac, F, yc, xc)
+            out.append((yc, xc))
+        assert out[0][0].tobytes() == out[1][0].tobytes()
+        assert out[0][1].tobytes() == out[1][1].tobytes()
