@@ -160,14 +160,37 @@ def write_joint_rows(first, last, r0, jp, warm, block_solve, joint_type, joint_b
                     for k in range(6):
                         row_B[rr, side, k] = 0.0
                     continue
+                # J and B of this side as scalars (issue 19: each store to row_B made the next loads of
+                # row_J go to memory, LLVM cannot tell the arrays apart); the same products and sums in
+                # the same order as the loops before (bit for bit)
                 im = body_inv_mass[body]
-                for k in range(3):
-                    row_B[rr, side, k] = im * row_J[rr, side, k]
-                    row_B[rr, side, 3 + k] = (body_inv_inertia_world[body, k, 0] * row_J[rr, side, 3]
-                                              + body_inv_inertia_world[body, k, 1] * row_J[rr, side, 4]
-                                              + body_inv_inertia_world[body, k, 2] * row_J[rr, side, 5])
-                for k in range(6):
-                    diag += row_J[rr, side, k] * row_B[rr, side, k]
+                j0 = row_J[rr, side, 0]
+                j1 = row_J[rr, side, 1]
+                j2 = row_J[rr, side, 2]
+                j3 = row_J[rr, side, 3]
+                j4 = row_J[rr, side, 4]
+                j5 = row_J[rr, side, 5]
+                b0 = im * j0
+                b1 = im * j1
+                b2 = im * j2
+                b3 = (body_inv_inertia_world[body, 0, 0] * j3 + body_inv_inertia_world[body, 0, 1] * j4
+                      + body_inv_inertia_world[body, 0, 2] * j5)
+                b4 = (body_inv_inertia_world[body, 1, 0] * j3 + body_inv_inertia_world[body, 1, 1] * j4
+                      + body_inv_inertia_world[body, 1, 2] * j5)
+                b5 = (body_inv_inertia_world[body, 2, 0] * j3 + body_inv_inertia_world[body, 2, 1] * j4
+                      + body_inv_inertia_world[body, 2, 2] * j5)
+                row_B[rr, side, 0] = b0
+                row_B[rr, side, 1] = b1
+                row_B[rr, side, 2] = b2
+                row_B[rr, side, 3] = b3
+                row_B[rr, side, 4] = b4
+                row_B[rr, side, 5] = b5
+                diag += j0 * b0
+                diag += j1 * b1
+                diag += j2 * b2
+                diag += j3 * b3
+                diag += j4 * b4
+                diag += j5 * b5
             inv_diag = 1.0 / diag if diag > 1e-300 else 0.0
             row_inv_diag[rr] = inv_diag
             kind = row_kind[rr]

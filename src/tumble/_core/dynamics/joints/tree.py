@@ -68,6 +68,29 @@ from tumble._core import types as T
 from tumble._core.config import kernel
 from tumble._core.dynamics.integrate import displace_body
 from tumble._core.dynamics.joints.rows import write_joint_rows
+from tumble._core.dynamics.joints.tree_blocks import (
+    back_3_6,
+    back_5_6,
+    back_6_3,
+    back_6_5,
+    back_6_6,
+    eliminate_3_0,
+    eliminate_3_6,
+    eliminate_5_0,
+    eliminate_5_6,
+    eliminate_6_0,
+    eliminate_6_3,
+    eliminate_6_5,
+    eliminate_6_6,
+    forward_3_0,
+    forward_3_6,
+    forward_5_0,
+    forward_5_6,
+    forward_6_0,
+    forward_6_3,
+    forward_6_5,
+    forward_6_6,
+)
 from tumble._core.rows import row_velocity
 
 #: node kinds in the tree's node list
@@ -413,14 +436,23 @@ def factor_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_t
         r0 = row_offset + joint_row_start[node_ref[p] if body else node_ref[k]] if p >= 0 else 0
         # the common block sizes as literals (constant trip counts: ``_eliminate``): a body under a
         # ball or hinge / slider joint and such a joint under a body
+        # (issue 19: ``tree_blocks``, the same arithmetic over scalar locals, 2-3x faster)
         if n == 6 and m == 3:
-            hi, lo = _eliminate(k, 6, p, 3, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+            hi, lo = eliminate_6_3(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
         elif n == 3 and m == 6:
-            hi, lo = _eliminate(k, 3, p, 6, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+            hi, lo = eliminate_3_6(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
         elif n == 6 and m == 5:
-            hi, lo = _eliminate(k, 6, p, 5, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+            hi, lo = eliminate_6_5(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
         elif n == 5 and m == 6:
-            hi, lo = _eliminate(k, 5, p, 6, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
+            hi, lo = eliminate_5_6(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
+        elif n == 6 and m == 6:
+            hi, lo = eliminate_6_6(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
+        elif n == 6 and p < 0:
+            hi, lo = eliminate_6_0(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
+        elif n == 3 and p < 0:
+            hi, lo = eliminate_3_0(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
+        elif n == 5 and p < 0:
+            hi, lo = eliminate_5_0(k, p, body, sd, r0, row_J, D, D_fac, F, tiny)
         else:
             hi, lo = _eliminate(k, n, p, m, body, sd, r0, row_J, D, D_fac, F, E, S, d, t, tiny)
         if hi > 0.0:
@@ -474,14 +506,23 @@ def _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac,
         n = node_size(k, node_kind, node_ref, joint_type)
         p = node_parent[k]
         m = node_size(p, node_kind, node_ref, joint_type) if p >= 0 else 0
+        # (issue 19: ``tree_blocks``, the same arithmetic over scalar locals)
         if n == 6 and m == 3:
-            _forward_node(k, 6, p, 3, D_fac, F, y, x)
+            forward_6_3(k, p, D_fac, F, y, x)
         elif n == 3 and m == 6:
-            _forward_node(k, 3, p, 6, D_fac, F, y, x)
+            forward_3_6(k, p, D_fac, F, y, x)
         elif n == 6 and m == 5:
-            _forward_node(k, 6, p, 5, D_fac, F, y, x)
+            forward_6_5(k, p, D_fac, F, y, x)
         elif n == 5 and m == 6:
-            _forward_node(k, 5, p, 6, D_fac, F, y, x)
+            forward_5_6(k, p, D_fac, F, y, x)
+        elif n == 6 and m == 6:
+            forward_6_6(k, p, D_fac, F, y, x)
+        elif n == 6 and m == 0:
+            forward_6_0(k, p, D_fac, F, y, x)
+        elif n == 3 and m == 0:
+            forward_3_0(k, p, D_fac, F, y, x)
+        elif n == 5 and m == 0:
+            forward_5_0(k, p, D_fac, F, y, x)
         else:
             _forward_node(k, n, p, m, D_fac, F, y, x)
     # back, root first: x_k = w_k - F_k x_parent
@@ -492,13 +533,15 @@ def _tree_solve(node_count, node_kind, node_ref, node_parent, joint_type, D_fac,
         n = node_size(k, node_kind, node_ref, joint_type)
         m = node_size(p, node_kind, node_ref, joint_type)
         if n == 6 and m == 3:
-            _back_node(k, 6, p, 3, F, x)
+            back_6_3(k, p, F, x)
         elif n == 3 and m == 6:
-            _back_node(k, 3, p, 6, F, x)
+            back_3_6(k, p, F, x)
         elif n == 6 and m == 5:
-            _back_node(k, 6, p, 5, F, x)
+            back_6_5(k, p, F, x)
         elif n == 5 and m == 6:
-            _back_node(k, 5, p, 6, F, x)
+            back_5_6(k, p, F, x)
+        elif n == 6 and m == 6:
+            back_6_6(k, p, F, x)
         else:
             _back_node(k, n, p, m, F, x)
 

@@ -882,3 +882,21 @@ def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, us
         for r in range(row_count):
             total[r] += row_lambda[r]
     return iters, merit
+
+
+@kernel
+def tree_inputs_unchanged(joint_count, joint_active, joint_body, body_fixed, body_mass, body_count, key_active,
+                          key_body, key_fixed, key_mass):
+    """Whether the inputs of ``joints.tree.build_joint_tree`` (the active joints, their bodies, which
+    bodies are fixed and their masses) equal the copies ``key_*`` taken when the cached tree was built
+    (``PGSSolver._tree``): then the tree is the same and is reused. Counts are compared by the keys'
+    lengths."""
+    if key_active.shape[0] != joint_count or key_fixed.shape[0] != body_count:
+        return False
+    for j in range(joint_count):
+        if key_active[j] != joint_active[j] or key_body[j, 0] != joint_body[j, 0] or key_body[j, 1] != joint_body[j, 1]:
+            return False
+    for i in range(body_count):
+        if key_fixed[i] != body_fixed[i] or key_mass[i] != body_mass[i]:
+            return False
+    return True

@@ -35,6 +35,7 @@ from tumble._core.solvers.pgs.kernels import (
     solve_with_tree,
     split_correction,
     substep_contact_targets,
+    tree_inputs_unchanged,
 )
 from tumble._core.solvers.pgs.settings import PGSSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
@@ -229,14 +230,25 @@ class PGSSolver(Solver):
         stages.lap(prof, "joints", t)
         return contacts
 
-    @staticmethod
-    def _tree(core, h):
+    def _tree(self, core, h):
         """The joint tree of this step (``joints.tree``) when the joints' equality rows are solved
         directly (``joint_direct_solve``), the solve's (sub)step ``h`` is at most ``TREE_MAX_SUBSTEP``
-        and some joint is in it; else None."""
+        and some joint is in it; else None. The tree is kept while its inputs are unchanged
+        (``kernels.tree_inputs_unchanged``: active joints, their bodies, fixed flags, masses; issue 19:
+        rebuilt per step it cost chain50 ~30 us of a ~0.6 ms step in node lists, work arrays and the
+        build); its arrays are work space every use writes before it reads."""
         if not core.joint_layout.row_total or not core.settings.joint_direct_solve or h > TREE_MAX_SUBSTEP:
             return None
-        tree = JointTree(core)
+        b, js = core.bodies, core.joint_store
+        cached = getattr(self, "_tree_cache", None)
+        if cached is not None and tree_inputs_unchanged(js.count, js.joint_active, js.joint_body, b.body_fixed,
+                                                        b.body_mass, b.count, *cached[1]):
+            tree = cached[0]
+        else:
+            tree = JointTree(core)
+            key = (js.joint_active[: js.count].copy(), js.joint_body[: js.count].copy(), b.body_fixed[: b.count].copy(),
+                   b.body_mass[: b.count].copy())
+            self._tree_cache = (tree, key)
         return tree if tree.count else None
 
     @staticmethod
@@ -297,7 +309,7 @@ class PGSSolver(Solver):
         b, r, s, c = core.bodies, core.rows, core.settings, core.contacts
         n = s.substeps
         h = dt / n
-        offset = stages.prepare_rows(core, dt)
+        offset = stages.prepare_rows(core, dt, joint_rows_now=False)    # every substep writes the joint rows
         rows = r.count
         joint_rows = rows - offset
         if rows == 0:   # no contact, no joint: the substeps' two stages in one kernel call, same arithmetic
