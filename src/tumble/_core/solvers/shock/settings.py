@@ -272,6 +272,14 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             hull 335 -> 0 mm (at 100 Hz 64-94 mm -> <= 0.6 mm); 20 ragdolls: deepest contact 134 -> 39
             mm. The cost is the extra pairs and rows of fast bodies: pile1000 (3 s) 21.9 -> 26.5 ms/step
             while it falls, its deepest final-detection point 71 -> 13 mm.
+        spin_substep_angle: [rad] a step in which a dynamic body with a contact point at its start (a
+            speculative one included) turns more than this (|w| dt at the step's start) is taken as k
+            shock steps of dt / k, k = ceil(|w| dt / this) (``spin.spin_substeps``) [tumble, issue 18]. The
+            contact rows are linear in the rotation and built from the features detect(t) found, so a body
+            turning a lot in one step met the ground with points no row saw. inf: never. Default 0.1;
+            SPIN_ANGLE_NOTE.
+        spin_substeps_max: the most substeps ``spin_substep_angle`` takes in one step (1: never); default 8
+            (0.8 rad a step fully resolved; a 0.9 rad turn gets 8 substeps of 0.11 rad).
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
             moved no body by more than this (linear, and rotation angle): the first-order depths and
             the unmoved points are then accurate. After larger moves the next step detects afresh:
@@ -322,6 +330,8 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     correction_tolerance: float = 1e-6
     block_iterations: int = 12
     block_tolerance: float = 1e-9
+    spin_substep_angle: float = 0.1
+    spin_substeps_max: int = 8
 
     def validate(self) -> None:
         super().validate()
@@ -347,6 +357,12 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         mp = self.layer_ahead_min_push
         if isinstance(mp, bool) or not isinstance(mp, (int, float)) or not -1.0 <= mp <= 1.0:
             raise SettingsError(f"setting layer_ahead_min_push={mp!r} must be in [-1, 1]")
+        sa = self.spin_substep_angle
+        if isinstance(sa, bool) or not isinstance(sa, (int, float)) or math.isnan(sa) or sa <= 0:
+            raise SettingsError(f"setting spin_substep_angle={sa!r} must be a number > 0 [rad] (inf: never substep)")
+        sm = self.spin_substeps_max
+        if not isinstance(sm, int) or isinstance(sm, bool) or sm < 1:
+            raise SettingsError(f"setting spin_substeps_max={sm!r} must be an integer >= 1 (1: never substep)")
         ms = self.layer_ahead_max_speed
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or math.isnan(ms) or ms < 0:
             raise SettingsError(f"setting layer_ahead_max_speed={ms!r} must be a number >= 0 [m/s] (inf: every "
