@@ -90,11 +90,16 @@ def drops(draw, kind, dt):
                  draw(st.tuples(*[st.floats(-20.0, 20.0)] * 3)), draw(st.floats(-5.0, 0.0)))]
 
 
+#: the spin substeps on (``ShockSettings.spin_substep_angle``, off by default: see its docstring) at the measured
+#: angle [rad]
+SPIN = {"spin_substep_angle": 0.1}
+
+
 def _drop(case, seconds=1.0, **settings):
-    """Step the drop (bodies stacked in the order given); returns (largest energy rise over its tolerance
-    [J], deepest overlap inside a step or after one [m])."""
+    """Step the drop (bodies stacked in the order given; the settings over ``SPIN``); returns (largest energy
+    rise over its tolerance [J], deepest overlap inside a step or after one [m])."""
     dt, bodies = case
-    w = tb.World(solver="shock", **settings)
+    w = tb.World(solver="shock", **{**SPIN, **settings})
     w.add_body(tb.Plane(), fixed=True)
     z = 0.0
     for kind, s, mass, x, height, q, spin, vz in bodies:
@@ -236,3 +241,11 @@ def test_fast_spinning_top_in_substeps_gains_no_energy():
     over, deep = _drop(FAST_COMPOUND_TOP)
     assert deep < 0.01
     assert over <= 0.0, f"a step gained {over:.4g} J beyond the tolerance"
+
+
+def test_bad_spin_substep_settings_are_named():
+    for field, value in (("spin_substep_angle", 0.0), ("spin_substep_angle", -0.1), ("spin_substep_angle", math.nan),
+                         ("spin_substep_angle", True), ("spin_substeps_max", 0), ("spin_substeps_max", 2.5),
+                         ("spin_substeps_max", True)):
+        with pytest.raises(tb.SettingsError, match=field):
+            tb.World(solver="shock", **{field: value})
