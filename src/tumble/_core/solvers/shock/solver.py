@@ -342,7 +342,7 @@ class ShockSolver(Solver):
                                   _joint_targets(core, rows, dt), lam_c, disp_lin, disp_ang,
                                   s.correction_iterations, s.correction_tolerance)
         if turn_check:
-            k = turn_substeps(core, disp_ang)
+            k = turn_substeps(core, flow_ang, h)
             if k > 1:
                 restore_step_start(core, self, saved)
                 return k
