@@ -295,6 +295,28 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             hull 335 -> 0 mm (at 100 Hz 64-94 mm -> <= 0.6 mm); 20 ragdolls: deepest contact 134 -> 39
             mm. The cost is the extra pairs and rows of fast bodies: pile1000 (3 s) 21.9 -> 26.5 ms/step
             while it falls, its deepest final-detection point 71 -> 13 mm.
+        spin_substep_angle: [rad] a step in which a dynamic body with a contact point at its start (a speculative
+            one included) turns more than this (|w| dt at the step's start) is taken as k shock steps of dt / k, k =
+            ceil(|w| dt / this) (``spin.spin_substeps``) [tumble, issue 18]. The contact rows are linear in the rotation
+            and built from the features detect(t) found, so a body turning a lot in one step met the ground with points
+            no row saw. inf: never. Default inf (off): not yet proven across the suite; 0.1 is the measured value to
+            turn it on with. Turned on, the shock tests of test_fuzz, test_shock_energy, _speculative, _jams, _piles
+            pass (the turn check takes the velocities' turn only: with the corrections' turn too a 2.8e-5 kg link turned
+            by a deep jam's projection took substeps and SHOCK_WORLD_GROUND_JAM_CASE ended 1.86 J beyond its bound), but
+            contrasts that measure what the substeps remove (test_shock_unseen_contacts' energy gain,
+            test_shock_articulated's chain50 in the kinetic metric) and test_shock_ahead_rows' impact bound (the ball
+            5.42 m/s after the hit against 8 x 5 / 7, which leaves out the ground's friction) fail, and the compound
+            spinning like a top gains 2.7e-5 J beyond the tolerance (test_shock_energy's FAST_COMPOUND_TOP). Measured,
+            1200 drops of every shape turning 0.2-0.9 rad a step (``fast_drops`` of tests/physics/test_shock_energy.py,
+            100 per shape and dt 1/60, 1/100), deepest overlap: inf 12.5 mm (5 draws above 1 cm or the energy
+            tolerance); 0.3: 32.6 mm (a plate); 0.2: 2.4 mm; 0.1: 0.61 mm; 0.05: 0.36 mm. Energy: at 0.3 and 0.2
+            compounds, at 0.1 one compound spinning like a top (2.7e-5 J beyond the tolerance, open), at 0.05 a plate
+            (1e-7 J) gained above the tolerance. The cost is whole-world substeps while one body turns fast: CPU ms per
+            step (the scene's duration, alternating processes, loaded 2-core VM; tools/shock_spin_cost.py) inf -> 0.1:
+            cage 7.4, 7.8 -> 8.4, 7.9; ragdolls 27.4, 27.2 -> 60.2, 59.9; silo 25.3, 25.1 -> 47.2, 49.8; cow_pile 127.5
+            -> 171.1.
+        spin_substeps_max: the most substeps ``spin_substep_angle`` takes in one step (1: never); default 8
+            (0.8 rad a step fully resolved; a 0.9 rad turn gets 8 substeps of 0.11 rad).
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
             moved no body by more than this (linear, and rotation angle): the first-order depths and
             the unmoved points are then accurate. After larger moves the next step detects afresh:
@@ -347,6 +369,8 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     correction_tolerance: float = 1e-6
     block_iterations: int = 12
     block_tolerance: float = 1e-9
+    spin_substep_angle: float = math.inf
+    spin_substeps_max: int = 8
 
     def validate(self) -> None:
         super().validate()
@@ -372,6 +396,12 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         mp = self.layer_ahead_min_push
         if isinstance(mp, bool) or not isinstance(mp, (int, float)) or not -1.0 <= mp <= 1.0:
             raise SettingsError(f"setting layer_ahead_min_push={mp!r} must be in [-1, 1]")
+        sa = self.spin_substep_angle
+        if isinstance(sa, bool) or not isinstance(sa, (int, float)) or math.isnan(sa) or sa <= 0:
+            raise SettingsError(f"setting spin_substep_angle={sa!r} must be a number > 0 [rad] (inf: never substep)")
+        sm = self.spin_substeps_max
+        if not isinstance(sm, int) or isinstance(sm, bool) or sm < 1:
+            raise SettingsError(f"setting spin_substeps_max={sm!r} must be an integer >= 1 (1: never substep)")
         ms = self.layer_ahead_max_speed
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or math.isnan(ms) or ms < 0:
             raise SettingsError(f"setting layer_ahead_max_speed={ms!r} must be a number >= 0 [m/s] (inf: every "
