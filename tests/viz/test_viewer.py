@@ -416,7 +416,8 @@ def test_recording_json_is_strict_for_every_solver(solver_recordings, case):
         assert settings["max_correction"] == "inf" and ["meta", "settings", "max_correction"] in doc["nonfinite"]
     if case == "nonfinite":
         assert settings["tolerance"] == "nan" and settings["cfm"] == "-inf"
-        assert sorted(doc["nonfinite"]) == [["meta", "settings", k] for k in ("cfm", "max_correction", "tolerance")]
+        assert sorted(doc["nonfinite"]) == [["meta", "settings", k]
+                                            for k in ("cfm", "max_correction", "spin_substep_angle", "tolerance")]
     if case in ("pgs", "impulse"):
         assert "nonfinite" not in doc
 
@@ -485,6 +486,7 @@ def test_every_solver_recording_opens_plays_and_inspects(browser, solver_recordi
         srv.close()
 
 
+@needs_browser
 def test_removed_body_disappears_at_its_removal(browser, tmp_path):
     """World.remove_body mid-run: the viewer draws the crate up to its removal and not after; the
     picker no longer finds it and the info panel calls it removed."""
