@@ -21,6 +21,28 @@ from tumble._core.config import kernel
 
 
 @kernel(inline="always")
+def write_pair_jacobian(r, ia, ib, dx, dy, dz, rax, ray, raz, rbx, rby, rbz, row_body, row_J):
+    """Row r between bodies ia and ib along the direction d through the points a + r_a and b + r_b:
+    J = [-d, -(r_a x d), d, r_b x d] (001 §3: the relative velocity of the two points along d is J v).
+    Shared by the contact rows (``contact.rows.fill_row_scalars``) and the joints' linear rows
+    (``joints.common.put_linear``)."""
+    row_body[r, 0] = ia
+    row_body[r, 1] = ib
+    row_J[r, 0, 0] = -dx
+    row_J[r, 0, 1] = -dy
+    row_J[r, 0, 2] = -dz
+    row_J[r, 0, 3] = -(ray * dz - raz * dy)
+    row_J[r, 0, 4] = -(raz * dx - rax * dz)
+    row_J[r, 0, 5] = -(rax * dy - ray * dx)
+    row_J[r, 1, 0] = dx
+    row_J[r, 1, 1] = dy
+    row_J[r, 1, 2] = dz
+    row_J[r, 1, 3] = rby * dz - rbz * dy
+    row_J[r, 1, 4] = rbz * dx - rbx * dz
+    row_J[r, 1, 5] = rbx * dy - rby * dx
+
+
+@kernel(inline="always")
 def row_velocity(r, row_body, row_J, v_lin, v_ang):
     s = 0.0
     for side in range(2):

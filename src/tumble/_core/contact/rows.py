@@ -24,6 +24,7 @@ from numba import prange
 from tumble._core import types as T
 from tumble._core.config import kernel, kernel_parallel
 from tumble._core.math3d import quat_rotation
+from tumble._core.rows import write_pair_jacobian
 
 
 @kernel(inline="always")
@@ -99,20 +100,7 @@ def fill_row_scalars(r, ia, ib, dx, dy, dz, rax, ray, raz, rbx, rby, rbz, body_i
                      row_body, row_J, row_B, row_inv_diag):
     """``fill_row`` with the direction and the lever arms as scalars (no scratch arrays), same arithmetic
     in the same order: J, B = M^-1 J^T and 1/(J B) of row ``r``."""
-    row_body[r, 0] = ia
-    row_body[r, 1] = ib
-    row_J[r, 0, 0] = -dx
-    row_J[r, 0, 1] = -dy
-    row_J[r, 0, 2] = -dz
-    row_J[r, 0, 3] = -(ray * dz - raz * dy)
-    row_J[r, 0, 4] = -(raz * dx - rax * dz)
-    row_J[r, 0, 5] = -(rax * dy - ray * dx)
-    row_J[r, 1, 0] = dx
-    row_J[r, 1, 1] = dy
-    row_J[r, 1, 2] = dz
-    row_J[r, 1, 3] = rby * dz - rbz * dy
-    row_J[r, 1, 4] = rbz * dx - rbx * dz
-    row_J[r, 1, 5] = rbx * dy - rby * dx
+    write_pair_jacobian(r, ia, ib, dx, dy, dz, rax, ray, raz, rbx, rby, rbz, row_body, row_J)
     diag = 0.0
     for s in range(2):
         body = ia if s == 0 else ib

@@ -41,6 +41,7 @@ import math
 
 from tumble._core import types as T
 from tumble._core.config import kernel
+from tumble._core.rows import write_pair_jacobian
 
 
 @kernel(inline="always")
@@ -94,20 +95,7 @@ def put_linear(r, ia, ib, d0, d1, d2, ra0, ra1, ra2, rb0, rb1, rb2, kind, value,
     """Row r: the linear row along d through a + r_a and b + r_b, J = [-d, -(r_a x d), d, r_b x d]
     (contact.rows.fill_row's J), of ``kind`` (T.ROW_JOINT, ROW_LIMIT, ROW_MOTOR) with the position
     ``value`` parked in ``row_bias`` for ``finish_row``."""
-    row_body[r, 0] = ia
-    row_body[r, 1] = ib
-    row_J[r, 0, 0] = -d0
-    row_J[r, 0, 1] = -d1
-    row_J[r, 0, 2] = -d2
-    row_J[r, 0, 3] = -(ra1 * d2 - ra2 * d1)
-    row_J[r, 0, 4] = -(ra2 * d0 - ra0 * d2)
-    row_J[r, 0, 5] = -(ra0 * d1 - ra1 * d0)
-    row_J[r, 1, 0] = d0
-    row_J[r, 1, 1] = d1
-    row_J[r, 1, 2] = d2
-    row_J[r, 1, 3] = rb1 * d2 - rb2 * d1
-    row_J[r, 1, 4] = rb2 * d0 - rb0 * d2
-    row_J[r, 1, 5] = rb0 * d1 - rb1 * d0
+    write_pair_jacobian(r, ia, ib, d0, d1, d2, ra0, ra1, ra2, rb0, rb1, rb2, row_body, row_J)
     row_kind[r] = kind
     row_bias[r] = value
 

@@ -733,6 +733,26 @@ def _close_loops(loop_rows, loop_row, node_count, node_kind, node_ref, node_pare
                 disp_ang[i, c] += w_ang[i, c]
 
 
+@kernel(inline="always")
+def joint_row_scratch(rows):
+    """Scratch for ``rows`` joint rows in the row store's layout (body pair, J and B per side, 1/(J B),
+    biases, bounds, friction link and mu, kind, lambda, owner, cfm, group), for the kernels that write
+    the joint rows themselves (``project_tree``, ``settle_loop_velocities``). J, lambda and cfm start at
+    zero: rows a joint type leaves unwritten stay inert."""
+    return (np.empty((rows, 2), dtype=np.int64), np.zeros((rows, 2, 6)), np.empty((rows, 2, 6)), np.empty(rows),
+            np.empty(rows), np.empty(rows), np.empty(rows), np.empty(rows), np.empty(rows, dtype=np.int64),
+            np.empty(rows), np.empty(rows, dtype=np.int64), np.zeros(rows), np.empty(rows, dtype=np.int64),
+            np.zeros(rows), np.empty(rows, dtype=np.int64))
+
+
+@kernel(inline="always")
+def tree_factor_scratch(nodes):
+    """Scratch of the tree factor and solve over ``nodes`` nodes: D, its factor, F, H's diagonal blocks
+    (6 x 6 each) and the two 6-vectors y, x per node."""
+    return (np.empty((nodes, 6, 6)), np.empty((nodes, 6, 6)), np.empty((nodes, 6, 6)), np.empty((nodes, 6, 6)),
+            np.empty((nodes, 6)), np.empty((nodes, 6)))
+
+
 @kernel
 def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_body, joint_anchor,
                  joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
@@ -755,27 +775,9 @@ def project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_
     complement of the tree (``_close_loops``); empty: the tree alone (pgs). Returns (largest error
     before, after, whether a step was undone), the loops' rows included."""
     rows = max(joint_row_total, 1)
-    row_body = np.empty((rows, 2), dtype=np.int64)
-    row_J = np.zeros((rows, 2, 6))
-    row_B = np.empty((rows, 2, 6))
-    row_inv_diag = np.empty(rows)
-    row_bias = np.empty(rows)
-    row_bias_relax = np.empty(rows)
-    row_lo = np.empty(rows)
-    row_hi = np.empty(rows)
-    row_link = np.empty(rows, dtype=np.int64)
-    row_mu = np.empty(rows)
-    row_kind = np.empty(rows, dtype=np.int64)
-    row_lambda = np.zeros(rows)
-    row_owner = np.empty(rows, dtype=np.int64)
-    row_cfm = np.zeros(rows)
-    row_group = np.empty(rows, dtype=np.int64)
-    D = np.empty((max(node_count, 1), 6, 6))
-    D_fac = np.empty((max(node_count, 1), 6, 6))
-    F = np.empty((max(node_count, 1), 6, 6))
-    H_diag = np.empty((max(node_count, 1), 6, 6))
-    y = np.empty((max(node_count, 1), 6))
-    x = np.empty((max(node_count, 1), 6))
+    (row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
+     row_lambda, row_owner, row_cfm, row_group) = joint_row_scratch(rows)
+    D, D_fac, F, H_diag, y, x = tree_factor_scratch(max(node_count, 1))
     n = body_position.shape[0]
     disp_lin = np.zeros((n, 3))
     disp_ang = np.zeros((n, 3))
@@ -911,28 +913,10 @@ def settle_loop_velocities(node_count, node_kind, node_ref, node_parent, node_si
     ``loop_joints``), lifted them back each step: +48 J above the bridge's start energy in its first
     0.1 s (no motor), where this projection leaves none. The loopless trees have ``settle_joint_tree``."""
     rows = max(joint_row_total, 1)
-    row_body = np.empty((rows, 2), dtype=np.int64)
-    row_J = np.zeros((rows, 2, 6))
-    row_B = np.empty((rows, 2, 6))
-    row_inv_diag = np.empty(rows)
-    row_bias = np.empty(rows)
-    row_bias_relax = np.empty(rows)
-    row_lo = np.empty(rows)
-    row_hi = np.empty(rows)
-    row_link = np.empty(rows, dtype=np.int64)
-    row_mu = np.empty(rows)
-    row_kind = np.empty(rows, dtype=np.int64)
-    row_lambda = np.zeros(rows)
-    row_owner = np.empty(rows, dtype=np.int64)
-    row_cfm = np.zeros(rows)
-    row_group = np.empty(rows, dtype=np.int64)
+    (row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_kind,
+     row_lambda, row_owner, row_cfm, row_group) = joint_row_scratch(rows)
     m = max(node_count, 1)
-    D = np.empty((m, 6, 6))
-    D_fac = np.empty((m, 6, 6))
-    F = np.empty((m, 6, 6))
-    H_diag = np.empty((m, 6, 6))
-    y = np.empty((m, 6))
-    x = np.empty((m, 6))
+    D, D_fac, F, H_diag, y, x = tree_factor_scratch(m)
     n = body_position.shape[0]
     jp = np.array([1.0 / dt, math.inf, 0.0, 1.0, dt, dt])
     write = np.zeros(joint_type.shape[0], dtype=np.bool_)
