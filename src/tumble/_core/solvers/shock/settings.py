@@ -315,6 +315,11 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             step (the scene's duration, alternating processes, loaded 2-core VM; tools/shock_spin_cost.py) inf -> 0.1:
             cage 7.4, 7.8 -> 8.4, 7.9; ragdolls 27.4, 27.2 -> 60.2, 59.9; silo 25.3, 25.1 -> 47.2, 49.8; cow_pile 127.5
             -> 171.1.
+        correction_max_turn: [rad] a correction() (a layer's, the final one's whole-system or layered sweeps)
+            that turns a body by more than this is undone and solved again in the metric diag(m, I / w),
+            w = ``kernels.CORRECTION_TURN_WEIGHT`` (turns cost 1 / w as much as shifts; ``turn_limited_correction``)
+            [tumble, issue 18]. Corrections with joint rows (``joint_aware_correction`` in a jointed scene) are
+            not limited. inf: the kinetic metric always (000 eq. 46 as written). Default 0.1: TODO.
         spin_substeps_max: the most substeps ``spin_substep_angle`` takes in one step (1: never); default 8
             (0.8 rad a step fully resolved; a 0.9 rad turn gets 8 substeps of 0.11 rad).
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
@@ -371,6 +376,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     block_tolerance: float = 1e-9
     spin_substep_angle: float = math.inf
     spin_substeps_max: int = 8
+    correction_max_turn: float = 0.1
 
     def validate(self) -> None:
         super().validate()
@@ -402,6 +408,9 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         sm = self.spin_substeps_max
         if not isinstance(sm, int) or isinstance(sm, bool) or sm < 1:
             raise SettingsError(f"setting spin_substeps_max={sm!r} must be an integer >= 1 (1: never substep)")
+        mt = self.correction_max_turn
+        if isinstance(mt, bool) or not isinstance(mt, (int, float)) or math.isnan(mt) or mt <= 0:
+            raise SettingsError(f"setting correction_max_turn={mt!r} must be a number > 0 [rad] (inf: no limit)")
         ms = self.layer_ahead_max_speed
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or math.isnan(ms) or ms < 0:
             raise SettingsError(f"setting layer_ahead_max_speed={ms!r} must be a number >= 0 [m/s] (inf: every "

@@ -30,6 +30,7 @@ from tumble._core.dynamics.joints.tree import JointTree, factor_tree, mark_tree_
 from tumble._core.solvers.protocol import Capabilities, Solver
 from tumble._core.solvers.shock import fused, guard
 from tumble._core.solvers.shock.kernels import (
+    CORRECTION_TURN_WEIGHT,
     accumulate_displacement,
     apply_step_displacement,
     correction,
@@ -343,7 +344,8 @@ class ShockSolver(Solver):
             worst, _ = correction(rows, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
                                   r.row_owner, _correction_target(c, s), 0.0, r.row_group, r.row_cfm,
                                   _joint_targets(core, rows, dt), lam_c, disp_lin, disp_ang,
-                                  s.correction_iterations, s.correction_tolerance)
+                                  s.correction_iterations, s.correction_tolerance, s.correction_max_turn,
+                                  CORRECTION_TURN_WEIGHT)
         if turn_check:
             k = turn_substeps(core, flow_ang, h)
             if k > 1:
@@ -455,7 +457,8 @@ class ShockSolver(Solver):
             r.row_kind, r.row_owner, _correction_target(c, s), 0.0, _joint_targets(core, rows, h), lam, lam_c,
             b.body_linear_velocity, b.body_angular_velocity,
             disp_lin, disp_ang, h, s.iterations, s.correction_iterations, s.cfm, s.tolerance, s.correction_tolerance,
-            row_block, s.block_iterations, s.block_tolerance, collision_speed, r.row_bias)
+            row_block, s.block_iterations, s.block_tolerance, collision_speed, r.row_bias, s.correction_max_turn,
+            CORRECTION_TURN_WEIGHT)
         core.counters["layer_sweeps"] = int(layer_sweeps)
         core.counters["layer_correction_sweeps"] = int(layer_corrections)
         scale = 1.0 / (1.0 - a) if a < 1.0 else 0.0
@@ -514,7 +517,8 @@ class ShockSolver(Solver):
             worst, _ = correction(r.count, height, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_kind,
                                   r.row_owner, target, 0.0, r.row_group, r.row_cfm,
                                   _joint_targets(core, r.count, dt, c.count) if joint_rows else _EMPTY, lam_c,
-                                  disp_lin, disp_ang, s.correction_iterations, s.correction_tolerance)
+                                  disp_lin, disp_ang, s.correction_iterations, s.correction_tolerance,
+                                  s.correction_max_turn, CORRECTION_TURN_WEIGHT)
         if s.layered_final_correction_depth < math.inf and r.count:
             left = correction_residual(c.count, r.row_body, r.row_J, target, 0.0, disp_lin, disp_ang)
             if left > s.layered_final_correction_depth:
@@ -534,7 +538,8 @@ class ShockSolver(Solver):
                     r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_kind, r.row_owner, target,
                     0.0, _joint_targets(core, rows, dt, c.count) if joint_rows else _EMPTY, np.zeros(rows), lam_l,
                     b.body_linear_velocity, b.body_angular_velocity, disp_lin, disp_ang, 0.0, 0,
-                    s.correction_iterations, 0.0, s.tolerance, s.correction_tolerance, L[2], 1, 0.0, -1.0, _EMPTY)
+                    s.correction_iterations, 0.0, s.tolerance, s.correction_tolerance, L[2], 1, 0.0, -1.0, _EMPTY,
+                    s.correction_max_turn, CORRECTION_TURN_WEIGHT)
                 np.maximum(lam_c, lam_l, out=lam_c)     # the rows either pass pushed: the settle pass's set
         # a pure position correction: a body it turns keeps its body-frame w, so its kinetic energy
         # (with the world w kept, a spinning body's 1/2 w^T I(q) w changed with the turn; issue 17)
