@@ -60,7 +60,9 @@ from tumble._core.rows import (
 ROW_AHEAD_COPY = 100
 
 #: The correction's metric after a turn past ``ShockSettings.correction_max_turn``: diag(m, I / this)
-#: (``turn_limited_correction``). TODO measurement.
+#: (``turn_limited_correction``): turns cost 100 times as much as shifts, so a corner's push lifts the brick
+#: instead of turning it. The joint projection's weight (``joint_projection_angular_weight``, measured there for
+#: the same linearisation); other values not measured here
 CORRECTION_TURN_WEIGHT = 0.01
 
 #: A layer's blocks are solved in parallel only when it has at least this many (a parallel region

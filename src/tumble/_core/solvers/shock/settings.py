@@ -319,7 +319,21 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             that turns a body by more than this is undone and solved again in the metric diag(m, I / w),
             w = ``kernels.CORRECTION_TURN_WEIGHT`` (turns cost 1 / w as much as shifts; ``turn_limited_correction``)
             [tumble, issue 18]. Corrections with joint rows (``joint_aware_correction`` in a jointed scene) are
-            not limited. inf: the kinetic metric always (000 eq. 46 as written). Default 0.1: TODO.
+            not limited. inf: the kinetic metric always (000 eq. 46 as written, bit for bit). Why: the rows are
+            linear in the rotation and a push near a brick's end is mostly a turn in the kinetic metric; in a
+            toppling column each brick's correction turn, fixated as the next layer's base, lifted the end of
+            the brick on it and turned that one further (falling_roof, step 393: 0.19 -> 1.22 rad up five
+            courses from a 27.5 mm overlap, a brick thrown 179 mm up into the roof, 131 mm deep at the final
+            detection). Measured (tools/shock_depth_survey.py's figures, whole runs; deepest final-detection
+            overlap / steps deeper than 1 cm / steps with a correction turn > 0.3 rad): falling_roof inf 131.5 mm /
+            90 / 12, 0.1 63.8 mm / 47 / 0 (its deepest now a brick falling at 8 m/s turning at 20 rad/s, an
+            impact), 0.05 100.9 / 95, 0.03 67.5 / 47, 0.01 34.3 / 30, every correction (1e-9) 53.4 / 49;
+            tower_roof inf 127.5 / 142 / 15, 0.1 107.5 / 146 / 0, 0.03 171.4 / 144, 0.01 159.3 / 118, 1e-9
+            116.2 / 107 (its deepest are another jam: a brick squeezed between two fixated bodies of lower
+            height, one lying on it; open). The collapses are chaotic, so single depths scatter; the turn
+            counts do not. Default 0.1: every shock state hash and the whole runs of bricks5x5, box_stack25,
+            pyramid20, breakable_wall, inclined_letters and catapult are unchanged (their corrections turn a
+            body 0.083 rad at most, catapult; resting contacts 0.013), while smaller limits fire there.
         spin_substeps_max: the most substeps ``spin_substep_angle`` takes in one step (1: never); default 8
             (0.8 rad a step fully resolved; a 0.9 rad turn gets 8 substeps of 0.11 rad).
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
