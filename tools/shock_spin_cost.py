@@ -3,6 +3,7 @@
 
     PYTHONPATH=src python tools/shock_spin_cost.py silo new     # spin_substep_angle=0.1 (the measured value)
     PYTHONPATH=src python tools/shock_spin_cost.py silo old     # spin_substep_angle=inf (the default, off)
+    PYTHONPATH=src python tools/shock_spin_cost.py silo spin_substep_arc=0.02 spin_substep_angle=inf  # any settings
 
 Run old and new in alternating processes, several rounds: the first step (kernel loading) is left out,
 ``time.process_time`` covers the rest.
@@ -10,6 +11,7 @@ Run old and new in alternating processes, several rounds: the first step (kernel
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import sys
@@ -19,8 +21,12 @@ import tumble.scenes as scenes
 
 
 def main(argv=None) -> int:
-    name, setting = (argv or sys.argv[1:])[:2]
-    kw = {"spin_substep_angle": 0.1 if setting == "new" else math.inf}
+    name, *rest = argv or sys.argv[1:]
+    setting = " ".join(rest)
+    if rest in (["new"], ["old"]):
+        kw = {"spin_substep_angle": 0.1 if rest == ["new"] else math.inf}
+    else:       # name=value (Python literals; inf for math.inf)
+        kw = {k: ast.literal_eval(v) if v != "inf" else math.inf for k, v in (a.split("=", 1) for a in rest)}
     w = scenes.build(name, solver="shock", **kw)
     steps = int(math.ceil(scenes.spec(name).seconds / w.default_dt - 1e-9))
     w.step(w.default_dt)

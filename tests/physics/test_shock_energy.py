@@ -230,7 +230,12 @@ def test_fast_spinning_drops_land_under_a_centimetre_deep(kind, dt):
 #: lands and spins on the ground at 92 rad/s like a top (0.92 rad a step, 8 substeps of 0.115 rad). Measured: steps 83,
 #: 90, 97 raise the total energy by 2.7e-5, 3.4e-5, 3.5e-5 J (~3e-6 of it; 2.7e-5 J beyond the tolerance),
 #: 16 substeps alike, 4 substeps up to 1.3e-4 J; without substeps (``spin_substep_angle`` = inf) no step does.
-#: Open: where the substeps' energy comes from (the warm start scaled by 1 / k, the corrections between substeps)
+#: Traced (step 83): every one of the 8 substeps' final correction (with its settle) raises the total energy by
+#: 3.5-6.4e-6 J (as m g dz, 0.5-0.9 um of lift; not split into lift and settle), while the substeps' velocity stages
+#: and moves lose less than that. A whole step does it once, the substeps k times. Not the warm start
+#: (``warm_start`` False: the same 2.7e-5 J); ``correction_slop`` 0 leaves 2.2e-6 J, ``stop_unseen_contacts`` False
+#: or ``rotation_integrator`` "euler" none (other trajectories). Open: pay the correction's lift from the kinetic
+#: energy, or correct once per step
 FAST_COMPOUND_TOP = (1 / 100, [("compound", 0.5, 0.7035012936828856, 0.0, 2.630808005828751,
                                 (0.7354805782487923, -0.3718287827768142, 0.0, -0.05025422313714656),
                                 (-28.370529489633714, 0.0, -68.83581666508097), -2.3493761736868786)])
@@ -243,9 +248,60 @@ def test_fast_spinning_top_in_substeps_gains_no_energy():
     assert over <= 0.0, f"a step gained {over:.4g} J beyond the tolerance"
 
 
+#: a 1.91 x 0.40 x 0.19 m plank (1 kg) falling at 4.07 m/s, turning 0.04 rad a step (under ``spin_substep_angle``'s
+#: 0.1), dropped across a fixed beam (half extents 3, 0.3, 0.3, turned 135 degrees about z), 60 Hz. Box against box,
+#: the speculative point of an edge-edge axis is one point: the rows stop it and the plank pivots about it, its end
+#: coming down by up to its reach (0.98 m) times its turn, which no row sees (cow_pile's step 202 at
+#: ``spin_substep_angle`` 0.1: a cow of reach 1.29 m, 21.4 mm; ``spin.py``'s docstring). Measured, deepest
+#: ``final_penetration``: ``spin_substep_angle`` inf 105.5 mm, 0.1 30.8 mm, 0.1 with ``spin_substep_arc`` 0.02 m 3.6 mm.
+#: Drawn (seed 13) from 40 random planks on the beam (half length 0.5-1 m, turning 0.04-0.1 rad a step, falling at
+#: 0-5 m/s): with the angle 0.1 alone 24 of them went 5-70 mm deep, with the arc 0.02 m too 9 of them 5-14.8 mm (4
+#: above 1 cm: the impact spins the plank up inside its substeps, which keep their k)
+PLANK_ON_BEAM = ((0.9552035890329189, 0.19772052128563333, 0.09294449062492557),
+                 (0.4928923424945689, -0.8305902710039557, 0.2585031894236869, 0.018789398116315335),
+                 (1.389507947150676, 0.4064744150938977, 1.9260309789168524), -4.068305615194897, 1.6824079438813082)
+#: the arc setting the measurements above used [m]
+ARC = {"spin_substep_arc": 0.02}
+
+
+def _plank_on_beam(**settings):
+    """1 s of ``PLANK_ON_BEAM`` at 60 Hz; returns (largest energy rise over its tolerance [J], deepest
+    ``final_penetration`` [m])."""
+    half, q, spin, vz, z = PLANK_ON_BEAM
+    dt = 1 / 60
+    w = tb.World(solver="shock", **settings)
+    beam = (math.sin(math.pi / 8), 0.0, 0.0, math.cos(math.pi / 8))      # (w, x, y, z): 135 degrees about z
+    w.add_body(tb.Box((3.0, 0.3, 0.3)), orientation=beam, fixed=True)
+    w.add_body(tb.Box(half), position=(0.0, 0.0, z), orientation=q, mass=1.0, angular_velocity=spin,
+               linear_velocity=(0.0, 0.0, vz))
+    e = w.total_energy()
+    over, deep = -math.inf, 0.0
+    for _ in range(60):
+        w.step(dt)
+        e1 = w.total_energy()
+        over = max(over, e1 - e - _rise_tolerance(e, 1.0, dt))
+        e = e1
+        deep = max(deep, float(w.counters.get("final_penetration", 0.0)))
+    return over, deep
+
+
+def test_plank_pivoting_on_a_beam_lands_under_a_centimetre_deep():
+    over, deep = _plank_on_beam(**SPIN, **ARC)
+    assert deep < 0.01, f"{deep * 1000:.1f} mm deep"
+    assert over <= 0.0, f"a step gained {over:.4g} J beyond the tolerance"
+
+
+def test_plank_pivoting_on_a_beam_lands_deep_by_the_angle_alone():
+    """The contrast: ``spin_substep_angle`` 0.1 without the arc (the plank turns 0.04 rad a step: no substep
+    before its impact) lands it 30.8 mm deep."""
+    _, deep = _plank_on_beam(**SPIN)
+    assert deep > 0.02
+
+
 def test_bad_spin_substep_settings_are_named():
     for field, value in (("spin_substep_angle", 0.0), ("spin_substep_angle", -0.1), ("spin_substep_angle", math.nan),
-                         ("spin_substep_angle", True), ("spin_substeps_max", 0), ("spin_substeps_max", 2.5),
-                         ("spin_substeps_max", True)):
+                         ("spin_substep_angle", True), ("spin_substep_arc", 0.0), ("spin_substep_arc", -0.01),
+                         ("spin_substep_arc", math.nan), ("spin_substep_arc", False), ("spin_substeps_max", 0),
+                         ("spin_substeps_max", 2.5), ("spin_substeps_max", True)):
         with pytest.raises(tb.SettingsError, match=field):
             tb.World(solver="shock", **{field: value})

@@ -315,8 +315,9 @@ def test_non_finite_settings_are_written_as_strict_json(tmp_path):
     assert doc["settings"]["max_correction"] == "inf"
     assert doc["settings"]["spin_substep_angle"] == "inf"   # off by default (ShockSettings)
     # the settings, and their copy in the world description (Recording.world_at, tumble.resume)
-    assert sorted(doc["nonfinite"]) == [["settings", k] for k in ("max_correction", "spin_substep_angle")] + [
-        ["world", "scene", "scene", "settings", k] for k in ("max_correction", "spin_substep_angle")]
+    off = ("max_correction", "spin_substep_angle", "spin_substep_arc")
+    assert sorted(doc["nonfinite"]) == [["settings", k] for k in off] + [
+        ["world", "scene", "scene", "settings", k] for k in off]
 
     # any non-finite value anywhere in meta round trips, and the file stays strict JSON
     rec.meta["settings"].update(tolerance=math.nan, cfm=-math.inf, name="inf")  # a plain string "inf" stays one

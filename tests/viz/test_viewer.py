@@ -417,7 +417,8 @@ def test_recording_json_is_strict_for_every_solver(solver_recordings, case):
     if case == "nonfinite":
         assert settings["tolerance"] == "nan" and settings["cfm"] == "-inf"
         assert sorted(doc["nonfinite"]) == [["meta", "settings", k]
-                                            for k in ("cfm", "max_correction", "spin_substep_angle", "tolerance")]
+                                            for k in ("cfm", "max_correction", "spin_substep_angle", "spin_substep_arc",
+                                                      "tolerance")]
     if case in ("pgs", "impulse"):
         assert "nonfinite" not in doc
 

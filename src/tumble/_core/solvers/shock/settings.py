@@ -334,7 +334,20 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
             counts do not. Default 0.1: every shock state hash and the whole runs of bricks5x5, box_stack25,
             pyramid20, breakable_wall, inclined_letters and catapult are unchanged (their corrections turn a
             body 0.083 rad at most, catapult; resting contacts 0.013), while smaller limits fire there.
-        spin_substeps_max: the most substeps ``spin_substep_angle`` takes in one step (1: never); default 8
+        spin_substep_arc: [m] the same substeps also when a dynamic body of a contact point turns its far points
+            through more than this: k >= ceil(R theta / this), theta its turn in the step (as ``spin_substep_angle``
+            measures it), R its reach (max over its geoms of |local position| + bounding radius) [tumble, issue 18].
+            inf: never. Default inf (off; the cost below). Why a length: a body turning theta about the one speculative
+            point of an edge-edge axis (box-box, hull-hull) brings the rest of that edge or face down by up to R theta
+            with no row that sees it (``spin.py``'s docstring): cow_pile's step 202 with ``spin_substep_angle`` 0.1, a
+            cow (R 1.29 m) turning 0.09 rad a substep met its neighbour 21.4 mm deep. Measured: 40 planks (half length
+            0.5-1 m) dropped turning 0.04-0.1 rad a step across a fixed beam (``PLANK_ON_BEAM`` of
+            tests/physics/test_shock_energy.py), deepest overlap above 5 mm in 24 of them with the angle 0.1 alone (up
+            to 70 mm), in 9 with 0.02 m as well (up to 14.8 mm, 4 above 1 cm: the impact spins the plank up inside
+            substeps that keep their k). Library scenes: see
+            benchmarks/results/local-2core-amd-epyc/shock_depth_survey.md.
+        spin_substeps_max: the most substeps ``spin_substep_angle`` (or ``spin_substep_arc``) takes in one step (1:
+            never); default 8
             (0.8 rad a step fully resolved; a 0.9 rad turn gets 8 substeps of 0.11 rad).
         reuse_max_correction: [m, and rad] the contacts are reused only when the final correction
             moved no body by more than this (linear, and rotation angle): the first-order depths and
@@ -389,6 +402,7 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
     block_iterations: int = 12
     block_tolerance: float = 1e-9
     spin_substep_angle: float = math.inf
+    spin_substep_arc: float = math.inf
     spin_substeps_max: int = 8
     correction_max_turn: float = 0.1
 
@@ -419,6 +433,9 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         sa = self.spin_substep_angle
         if isinstance(sa, bool) or not isinstance(sa, (int, float)) or math.isnan(sa) or sa <= 0:
             raise SettingsError(f"setting spin_substep_angle={sa!r} must be a number > 0 [rad] (inf: never substep)")
+        sr = self.spin_substep_arc
+        if isinstance(sr, bool) or not isinstance(sr, (int, float)) or math.isnan(sr) or sr <= 0:
+            raise SettingsError(f"setting spin_substep_arc={sr!r} must be a number > 0 [m] (inf: never substep)")
         sm = self.spin_substeps_max
         if not isinstance(sm, int) or isinstance(sm, bool) or sm < 1:
             raise SettingsError(f"setting spin_substeps_max={sm!r} must be an integer >= 1 (1: never substep)")

@@ -54,6 +54,7 @@ from tumble._core.solvers.shock.spin import (
     save_step_start,
     scale_warm_start,
     spin_substeps,
+    substeps_on,
     turn_substeps,
 )
 from tumble._core.solvers.shock.undone import keep_free_momentum, stop_undone_motion
@@ -293,7 +294,7 @@ class ShockSolver(Solver):
         having undone its velocity stage (the bodies not moved yet)."""
         b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
         n = b.count
-        turn_check = turn_check and c.count > 0 and math.isfinite(s.spin_substep_angle) and s.spin_substeps_max > 1
+        turn_check = turn_check and c.count > 0 and substeps_on(s)
         saved = save_step_start(core, self) if turn_check else None
         joint_rows = core.joint_layout.row_total
         a = s.dynamics_fraction if s.shock_propagation else 1.0
