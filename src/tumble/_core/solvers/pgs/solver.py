@@ -3,6 +3,7 @@ relax sweeps, impulses cached for the next step's warm start, joint projection."
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -39,6 +40,7 @@ from tumble._core.solvers.pgs.kernels import (
 )
 from tumble._core.solvers.pgs.settings import PGSSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
+from tumble._core.types import JOINT_BASE_ROWS
 
 _EMPTY = np.zeros(0)
 
@@ -251,6 +253,30 @@ class PGSSolver(Solver):
             self._tree_cache = (tree, key)
         return tree if tree.count else None
 
+    def _joint_only_substeps(self, core, dt):
+        """The substeps of a step whose rows are all joint rows: fewer than ``substeps`` when
+        ``joint_substep`` > 0 and every joint row is an equality row of the joint tree (no loop, limit or
+        motor row), so each substep solves all of them exactly: n = ceil(dt / joint_substep), at most
+        ``substeps``, and only while the substep stays within ``TREE_MAX_SUBSTEP`` (the tree is used).
+        Else ``substeps``."""
+        s = core.settings
+        n = s.substeps
+        if s.joint_substep <= 0.0 or not s.joint_direct_solve:
+            return n
+        # dt / joint_substep within rounding of an integer (1/60 over 1/240) is that integer
+        k = max(1, math.ceil(dt / s.joint_substep * (1.0 - 1e-12)))
+        if k >= n or dt / k > TREE_MAX_SUBSTEP:
+            return n
+        tree = self._tree(core, dt / k)
+        if tree is None:
+            return n
+        rows = getattr(tree, "equality_rows", None)
+        if rows is None:      # the tree's equality rows (``types.JOINT_BASE_ROWS`` per joint), once per tree
+            js = core.joint_store
+            rows = int(np.asarray(JOINT_BASE_ROWS, dtype=np.int64)[js.joint_type[: js.count][tree.in_tree]].sum())
+            tree.equality_rows = rows
+        return k if rows == core.joint_layout.row_total else n
+
     @staticmethod
     def _solve_tree(core, tree, starts, offset, bias, iterations, tolerance, warm, merit):
         """``solve_with_tree`` on the core's rows: sweeps over the rows outside the tree (manifold
@@ -307,11 +333,11 @@ class PGSSolver(Solver):
         the cache and the reported impulses hold their sum over the step, the next step's warm start
         divides it by n again."""
         b, r, s, c = core.bodies, core.rows, core.settings, core.contacts
-        n = s.substeps
-        h = dt / n
         offset = stages.prepare_rows(core, dt, joint_rows_now=False)    # every substep writes the joint rows
         rows = r.count
         joint_rows = rows - offset
+        n = s.substeps if offset or not joint_rows else self._joint_only_substeps(core, dt)
+        h = dt / n
         if rows == 0:   # no contact, no joint: the substeps' two stages in one kernel call, same arithmetic
             t = stages.lap(prof, "prepare", t)
             stages.free_flight(core, h, n)
