@@ -292,9 +292,10 @@ class PGSSolver(Solver):
                                core.settings.normal_block_active_set)
 
     @staticmethod
-    def _joint_substeps(core, tree, dt, n, rows, prof, t):
+    def _joint_substeps(core, tree, dt, n, rows, prof, t, relax):
         """``_substeps`` for a step whose rows are joint rows only: its loop as one
-        ``kernels.joint_substeps`` call, then the impulses stored, the reactions and the projection."""
+        ``kernels.joint_substeps`` call (``relax`` relax sweeps per substep), then the impulses stored, the
+        reactions and the projection."""
         b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
         h = dt / n
         merits = np.zeros(n)
@@ -304,7 +305,7 @@ class PGSSolver(Solver):
         iters = joint_substeps(
             n, h, dt, rows, tree is not None, (1.0 / n) if s.warm_start else 0.0, fraction, s.max_correction_speed,
             s.joint_frequency, s.joint_damping_ratio, s.joint_block_solve, s.substep_iterations, s.tolerance,
-            s.relax_iterations, s.normal_block_active_set, merits, total, js.count, js.joint_type, js.joint_body,
+            relax, s.normal_block_active_set, merits, total, js.count, js.joint_type, js.joint_body,
             js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft,
             js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_active,
             js.joint_row_start, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever, tr.count,
@@ -338,6 +339,11 @@ class PGSSolver(Solver):
         joint_rows = rows - offset
         n = s.substeps if offset or not joint_rows else self._joint_only_substeps(core, dt)
         h = dt / n
+        # the relax sweeps of a joint-only step on the joint substeps: none when its rows' targets are their relax
+        # targets (projection, rigid rows), see ``joint_substep``
+        relax = s.relax_iterations
+        if n < s.substeps and s.joint_correction == "projection" and s.joint_frequency == 0.0:
+            relax = 0
         if rows == 0:   # no contact, no joint: the substeps' two stages in one kernel call, same arithmetic
             t = stages.lap(prof, "prepare", t)
             stages.free_flight(core, h, n)
@@ -391,7 +397,7 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "prepare", t)
         if not offset and not core.profile_stages:
             # joint rows only: the loop below in one kernel call, bit for bit (kernels.joint_substeps)
-            self._joint_substeps(core, tree, dt, n, rows, prof, t)
+            self._joint_substeps(core, tree, dt, n, rows, prof, t, relax)
             return
         if not core.profile_stages:
             # contact and joint rows: the loop below in one kernel call on the arrays set up above, bit
@@ -492,8 +498,8 @@ class PGSSolver(Solver):
                                     nb, changed, ROW_TURN_TOLERANCE)
                 mark_turned_bodies(nb, b.body_fixed, disp_ang, reach, TURN_TOLERANCE, turned)
             t = stages.lap(prof, "integrate", t)
-            if s.relax_iterations > 0 and tree is not None:
-                self._solve_tree(core, tree, starts, offset, r.row_bias_relax, s.relax_iterations, 0.0, False, False)
+            if relax > 0 and tree is not None:
+                self._solve_tree(core, tree, starts, offset, r.row_bias_relax, relax, 0.0, False, False)
             elif s.relax_iterations > 0 and rows and starts.shape[0]:
                 relax_pgs_blocks(starts, starts.shape[0] - 1, rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
                                  r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
