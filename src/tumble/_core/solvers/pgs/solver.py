@@ -24,6 +24,7 @@ from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     contact_joint_substeps,
     contact_substeps,
+    finish_tree_step,
     forget_turned_rows,
     joint_substeps,
     manifold_starts_of,
@@ -270,12 +271,19 @@ class PGSSolver(Solver):
         tree = self._tree(core, dt / k)
         if tree is None:
             return n
+        return k if self._tree_only(core, tree) else n
+
+    @staticmethod
+    def _tree_only(core, tree) -> bool:
+        """Whether every joint row is an equality row of ``tree`` (no loop, limit or motor row): the
+        tree's equality rows (``types.JOINT_BASE_ROWS`` per joint, counted once per tree) against the joint
+        layout's ``row_total``."""
         rows = getattr(tree, "equality_rows", None)
-        if rows is None:      # the tree's equality rows (``types.JOINT_BASE_ROWS`` per joint), once per tree
+        if rows is None:
             js = core.joint_store
             rows = int(np.asarray(JOINT_BASE_ROWS, dtype=np.int64)[js.joint_type[: js.count][tree.in_tree]].sum())
             tree.equality_rows = rows
-        return k if rows == core.joint_layout.row_total else n
+        return rows == core.joint_layout.row_total
 
     @staticmethod
     def _solve_tree(core, tree, starts, offset, bias, iterations, tolerance, warm, merit):
@@ -315,8 +323,30 @@ class PGSSolver(Solver):
             b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count,
             core.gravity, stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping,
             s.angular_damping, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo,
-            r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+            r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group,
+            bool(s.record_merit))
         stages.solve_counters(core, iters, merits[n - 1], merits if s.record_merit else _EMPTY)
+        if tree is not None and PGSSolver._tree_only(core, tree):
+            # the impulses, reactions and the tree's Newton projection in one call (kernels.finish_tree_step):
+            # no loop or limit leaves anything to the passes unless a Newton step was undone
+            t = stages.lap(prof, "substeps", t)
+            project = s.joint_correction == "projection" and s.joint_correction_iterations > 0
+            first, last, undone = finish_tree_step(
+                project, total, dt, s.joint_correction_iterations, s.joint_correction_tolerance, _EMPTY_INT,
+                tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.count, js.joint_type, js.joint_body,
+                js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft,
+                js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_active,
+                js.joint_row_start, js.joint_row_count, core.joint_layout.row_total, js.joint_impulse, js.joint_coord,
+                js.joint_lever, js.joint_force, js.joint_torque, r.row_J, b.body_position[: b.count],
+                b.body_orientation, b.body_mass, b.body_inv_mass, b.body_inv_inertia_local, b.body_inv_inertia_world,
+                b.body_fixed, b.count)
+            if project:
+                core.counters["joint_error"] = float(first)
+                core.counters["joint_error_after"] = float(last)
+                if undone:      # as stages.project_joints: the capped passes over every joint
+                    stages.joint_passes(core, dt, js.joint_active[: js.count].copy())
+            stages.lap(prof, "joints", t)
+            return
         stages.finish_joints(core, 0, total, dt)
         t = stages.lap(prof, "substeps", t)
         stages.project_joints(core, dt, tree)
