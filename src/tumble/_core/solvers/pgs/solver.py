@@ -262,6 +262,7 @@ class PGSSolver(Solver):
         Else ``substeps``."""
         s = core.settings
         n = s.substeps
+        self._joint_tree = None
         if s.joint_substep <= 0.0 or not s.joint_direct_solve:
             return n
         # dt / joint_substep within rounding of an integer (1/60 over 1/240) is that integer
@@ -271,6 +272,7 @@ class PGSSolver(Solver):
         tree = self._tree(core, dt / k)
         if tree is None:
             return n
+        self._joint_tree = tree     # what ``_tree(core, dt / n)`` gives for either n (both within TREE_MAX_SUBSTEP)
         return k if self._tree_only(core, tree) else n
 
     @staticmethod
@@ -367,6 +369,7 @@ class PGSSolver(Solver):
         offset = stages.prepare_rows(core, dt, joint_rows_now=False)    # every substep writes the joint rows
         rows = r.count
         joint_rows = rows - offset
+        self._joint_tree = None
         n = s.substeps if offset or not joint_rows else self._joint_only_substeps(core, dt)
         h = dt / n
         # the relax sweeps of a joint-only step on the joint substeps: none when its rows' targets are their relax
@@ -398,6 +401,13 @@ class PGSSolver(Solver):
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
             stages.lap(prof, "substeps", t)
             return
+        if not offset and not core.profile_stages:
+            # joint rows only: the loop below in one kernel call, bit for bit (kernels.joint_substeps), without the
+            # contact work arrays below
+            tree = self._joint_tree if self._joint_tree is not None else self._tree(core, h)
+            t = stages.lap(prof, "prepare", t)
+            self._joint_substeps(core, tree, dt, n, rows, prof, t, relax)
+            return
         inv_n = 1.0 / n
         if offset:
             r.row_lambda[:offset] *= inv_n          # per-step impulses -> per-substep
@@ -425,10 +435,6 @@ class PGSSolver(Solver):
         starts = manifold_starts(c) if (s.normal_block_solve and offset) else _EMPTY_INT
         tree = self._tree(core, h) if joint_rows else None
         t = stages.lap(prof, "prepare", t)
-        if not offset and not core.profile_stages:
-            # joint rows only: the loop below in one kernel call, bit for bit (kernels.joint_substeps)
-            self._joint_substeps(core, tree, dt, n, rows, prof, t, relax)
-            return
         if not core.profile_stages:
             # contact and joint rows: the loop below in one kernel call on the arrays set up above, bit
             # for bit (kernels.contact_joint_substeps)
