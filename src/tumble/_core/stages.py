@@ -447,7 +447,7 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
     the joints outside the tree (loops) are solved in the same Newton steps, exactly
     (``tree._close_loops``), when their equality rows number at most ``LOOP_ROWS_MAX``; the passes then
     visit the limited joints only."""
-    s, b, js = core.settings, core.bodies, core.joint_store
+    s, js = core.settings, core.joint_store
     joint_rows = core.joint_layout.row_total
     if not joint_rows or s.joint_correction != "projection" or s.joint_correction_iterations == 0:
         return
@@ -467,6 +467,19 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
                 return
         else:     # Newton diverged (far from the joints' manifold): the capped passes over every joint
             rest = js.joint_active[: js.count].copy()
+    joint_passes(core, dt, rest)
+    if close_tree and tree is not None and not undone:
+        _, last, _ = _tree_newton(core, dt, tree, angular_weight, loops)
+        core.counters["joint_error_after"] = float(last)
+
+
+def joint_passes(core, dt: float, rest=None) -> None:
+    """The non-linear Gauss-Seidel passes of ``project_joints`` (``dynamics.joints.projection``) over the
+    joints ``rest`` ((joints,) bool; None: every joint, no tree solve before) in order of their height over
+    the joint graph; the counters ``joint_error`` / ``joint_error_after`` get the passes' errors (with
+    ``rest``: the larger of theirs and the tree's already there)."""
+    s, b, js = core.settings, core.bodies, core.joint_store
+    joint_rows = core.joint_layout.row_total
     refresh_frames(core)
     joint_coordinates(core)
     # joint graph heights from the fixed bodies (contact.layers), on the joint rows of this step
@@ -492,6 +505,3 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
     core.counters["joint_error"] = max(float(first), core.counters["joint_error"] if rest is not None else 0.0)
     core.counters["joint_error_after"] = max(float(last), core.counters["joint_error_after"] if rest is not None
                                              else 0.0)
-    if close_tree and tree is not None and not undone:
-        _, last, _ = _tree_newton(core, dt, tree, angular_weight, loops)
-        core.counters["joint_error_after"] = float(last)

@@ -22,8 +22,14 @@ from tumble._core.dynamics.integrate import (
     pushed_start,
     update_body_frames,
 )
-from tumble._core.dynamics.joints.rows import load_joint_impulses, prepare_joint_rows, update_joint_coordinates
-from tumble._core.dynamics.joints.tree import factor_tree, mark_tree_rows, tree_sweep
+from tumble._core.dynamics.joints.rows import (
+    joint_reactions,
+    load_joint_impulses,
+    prepare_joint_rows,
+    store_joint_impulses,
+    update_joint_coordinates,
+)
+from tumble._core.dynamics.joints.tree import factor_tree, mark_tree_rows, project_tree, tree_sweep
 from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import apply_movable, clamped_update, pgs_sweep, row_velocity, sweep_rows, warm_start
 
@@ -661,7 +667,7 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
                    body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world, body_force,
                    body_torque, body_fixed, body_count, gravity, gyroscopic, midpoint, linear_damping,
                    angular_damping, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
-                   row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
+                   row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group, all_merits):
     """The substep loop of a pgs step whose rows are joint rows only (no contact rows), in one kernel
     call: the kernels ``PGSSolver._substeps`` calls one by one (and still does with contacts, or with
     ``profile_stages``), in the same order, so the result is the same bit for bit (IEEE arithmetic,
@@ -672,7 +678,8 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
     last step's per step times ``warm_scale``; else the last substep's), the tree's factor
     (``use_tree``), v += h M^-1 F_ext, the solve (``solve_with_tree`` or ``solve_pgs``), x += h v,
     ``relax_iterations`` relax sweeps, the substep's impulses added to ``total``. ``merits``
-    (substeps,) gets theta after each solve. Returns the sweeps done."""
+    (substeps,) gets theta after each solve (``all_merits``; else after the last one only, the others 0:
+    theta moves nothing). Returns the sweeps done."""
     kept = np.empty(row_count)
     refine = 0
     no_history = np.zeros(0)
@@ -708,12 +715,14 @@ def joint_substeps(substeps, h, dt, row_count, use_tree, warm_scale, fraction, m
         integrate_velocities(body_linear_velocity, body_angular_velocity, body_orientation, body_inv_mass,
                              body_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed,
                              body_count, gravity, h, gyroscopic, linear_damping, angular_damping)
+        with_merit = all_merits or sub == substeps - 1
         if use_tree:
-            done, merit = solve_with_tree(True, False, True, no_manifolds, 0, row_count, row_body, row_J, row_B,
-                                          row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm,
-                                          row_group, row_lambda, body_linear_velocity, body_angular_velocity, sweeps,
-                                          tolerance, node_count, node_kind, node_ref, node_parent, joint_type,
-                                          joint_row_start, 0, D_fac, F, H_diag, refine, y, x, z, active_set)
+            done, merit = solve_with_tree(True, False, with_merit, no_manifolds, 0, row_count,
+                                          row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi, row_link,
+                                          row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
+                                          body_angular_velocity, sweeps, tolerance, node_count, node_kind, node_ref,
+                                          node_parent, joint_type, joint_row_start, 0, D_fac, F, H_diag, refine, y, x,
+                                          z, active_set)
         else:
             done, merit = solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo, row_hi,
                                     row_link, row_mu, row_cfm, row_group, row_lambda, body_linear_velocity,
@@ -882,6 +891,35 @@ def contact_joint_substeps(substeps, h, dt, offset, row_count, contact_count, us
         for r in range(row_count):
             total[r] += row_lambda[r]
     return iters, merit
+
+
+@kernel
+def finish_tree_step(project, total, dt, iterations, tolerance, no_loops, node_count, node_kind, node_ref, node_parent,
+                     node_side, joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref, joint_rel_q,
+                     joint_length, joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor,
+                     joint_active, joint_row_start, joint_row_count, joint_row_total, joint_impulse, joint_coord,
+                     joint_lever, joint_force, joint_torque, row_J, body_position, body_orientation, body_mass,
+                     body_inv_mass, body_inv_inertia_local, body_inv_inertia_world, body_fixed, body_count):
+    """The end of a joint-only pgs step whose joint rows are all the tree's (``PGSSolver._joint_substeps``)
+    in one call, issue 19: what ``stages.finish_joints`` (the step's impulses ``total`` stored, the
+    reactions) and, with ``project``, ``stages.project_joints`` (frames and joint coordinates refreshed,
+    ``joints.tree.project_tree``'s Newton steps; no loop joint, no limit: nothing left for the passes)
+    call, in their order, so bit for bit. ``body_position``: the live rows. Returns project_tree's
+    (largest error before, after, whether a step was undone: then the caller runs the passes over every
+    joint), or (0, 0, False) without ``project``."""
+    store_joint_impulses(joint_count, joint_active, joint_row_start, joint_row_count, 0, total, 1.0, joint_impulse)
+    joint_reactions(joint_count, joint_active, joint_row_start, joint_row_count, 0, row_J, total, dt, joint_lever,
+                    joint_force, joint_torque)
+    if not project:
+        return 0.0, 0.0, False
+    update_body_frames(body_orientation, body_inv_inertia_local, body_inv_inertia_world, body_count)
+    update_joint_coordinates(joint_count, joint_type, joint_body, joint_anchor, joint_axis, joint_ref, joint_active,
+                             body_position, body_orientation, joint_coord)
+    return project_tree(node_count, node_kind, node_ref, node_parent, node_side, joint_type, joint_body, joint_anchor,
+                        joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits, joint_limit,
+                        joint_motor_mode, joint_motor, joint_row_start, joint_row_total, joint_impulse, joint_coord,
+                        joint_lever, body_position, body_orientation, body_mass, body_inv_mass,
+                        body_inv_inertia_world, body_fixed, dt, iterations, tolerance, no_loops)
 
 
 @kernel

@@ -3,6 +3,7 @@ relax sweeps, impulses cached for the next step's warm start, joint projection."
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -23,6 +24,7 @@ from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     contact_joint_substeps,
     contact_substeps,
+    finish_tree_step,
     forget_turned_rows,
     joint_substeps,
     manifold_starts_of,
@@ -39,6 +41,7 @@ from tumble._core.solvers.pgs.kernels import (
 )
 from tumble._core.solvers.pgs.settings import PGSSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
+from tumble._core.types import JOINT_BASE_ROWS
 
 _EMPTY = np.zeros(0)
 
@@ -251,6 +254,39 @@ class PGSSolver(Solver):
             self._tree_cache = (tree, key)
         return tree if tree.count else None
 
+    def _joint_only_substeps(self, core, dt):
+        """The substeps of a step whose rows are all joint rows: fewer than ``substeps`` when
+        ``joint_substep`` > 0 and every joint row is an equality row of the joint tree (no loop, limit or
+        motor row), so each substep solves all of them exactly: n = ceil(dt / joint_substep), at most
+        ``substeps``, and only while the substep stays within ``TREE_MAX_SUBSTEP`` (the tree is used).
+        Else ``substeps``."""
+        s = core.settings
+        n = s.substeps
+        self._joint_tree = None
+        if s.joint_substep <= 0.0 or not s.joint_direct_solve:
+            return n
+        # dt / joint_substep within rounding of an integer (1/60 over 1/240) is that integer
+        k = max(1, math.ceil(dt / s.joint_substep * (1.0 - 1e-12)))
+        if k >= n or dt / k > TREE_MAX_SUBSTEP:
+            return n
+        tree = self._tree(core, dt / k)
+        if tree is None:
+            return n
+        self._joint_tree = tree     # what ``_tree(core, dt / n)`` gives for either n (both within TREE_MAX_SUBSTEP)
+        return k if self._tree_only(core, tree) else n
+
+    @staticmethod
+    def _tree_only(core, tree) -> bool:
+        """Whether every joint row is an equality row of ``tree`` (no loop, limit or motor row): the
+        tree's equality rows (``types.JOINT_BASE_ROWS`` per joint, counted once per tree) against the joint
+        layout's ``row_total``."""
+        rows = getattr(tree, "equality_rows", None)
+        if rows is None:
+            js = core.joint_store
+            rows = int(np.asarray(JOINT_BASE_ROWS, dtype=np.int64)[js.joint_type[: js.count][tree.in_tree]].sum())
+            tree.equality_rows = rows
+        return rows == core.joint_layout.row_total
+
     @staticmethod
     def _solve_tree(core, tree, starts, offset, bias, iterations, tolerance, warm, merit):
         """``solve_with_tree`` on the core's rows: sweeps over the rows outside the tree (manifold
@@ -266,9 +302,10 @@ class PGSSolver(Solver):
                                core.settings.normal_block_active_set)
 
     @staticmethod
-    def _joint_substeps(core, tree, dt, n, rows, prof, t):
+    def _joint_substeps(core, tree, dt, n, rows, prof, t, relax):
         """``_substeps`` for a step whose rows are joint rows only: its loop as one
-        ``kernels.joint_substeps`` call, then the impulses stored, the reactions and the projection."""
+        ``kernels.joint_substeps`` call (``relax`` relax sweeps per substep), then the impulses stored, the
+        reactions and the projection."""
         b, r, s, js = core.bodies, core.rows, core.settings, core.joint_store
         h = dt / n
         merits = np.zeros(n)
@@ -278,7 +315,7 @@ class PGSSolver(Solver):
         iters = joint_substeps(
             n, h, dt, rows, tree is not None, (1.0 / n) if s.warm_start else 0.0, fraction, s.max_correction_speed,
             s.joint_frequency, s.joint_damping_ratio, s.joint_block_solve, s.substep_iterations, s.tolerance,
-            s.relax_iterations, s.normal_block_active_set, merits, total, js.count, js.joint_type, js.joint_body,
+            relax, s.normal_block_active_set, merits, total, js.count, js.joint_type, js.joint_body,
             js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft,
             js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_active,
             js.joint_row_start, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever, tr.count,
@@ -288,8 +325,30 @@ class PGSSolver(Solver):
             b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed, b.count,
             core.gravity, stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping,
             s.angular_damping, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo,
-            r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+            r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group,
+            bool(s.record_merit))
         stages.solve_counters(core, iters, merits[n - 1], merits if s.record_merit else _EMPTY)
+        if tree is not None and PGSSolver._tree_only(core, tree):
+            # the impulses, reactions and the tree's Newton projection in one call (kernels.finish_tree_step):
+            # no loop or limit leaves anything to the passes unless a Newton step was undone
+            t = stages.lap(prof, "substeps", t)
+            project = s.joint_correction == "projection" and s.joint_correction_iterations > 0
+            first, last, undone = finish_tree_step(
+                project, total, dt, s.joint_correction_iterations, s.joint_correction_tolerance, _EMPTY_INT,
+                tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.count, js.joint_type, js.joint_body,
+                js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft,
+                js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_active,
+                js.joint_row_start, js.joint_row_count, core.joint_layout.row_total, js.joint_impulse, js.joint_coord,
+                js.joint_lever, js.joint_force, js.joint_torque, r.row_J, b.body_position[: b.count],
+                b.body_orientation, b.body_mass, b.body_inv_mass, b.body_inv_inertia_local, b.body_inv_inertia_world,
+                b.body_fixed, b.count)
+            if project:
+                core.counters["joint_error"] = float(first)
+                core.counters["joint_error_after"] = float(last)
+                if undone:      # as stages.project_joints: the capped passes over every joint
+                    stages.joint_passes(core, dt, js.joint_active[: js.count].copy())
+            stages.lap(prof, "joints", t)
+            return
         stages.finish_joints(core, 0, total, dt)
         t = stages.lap(prof, "substeps", t)
         stages.project_joints(core, dt, tree)
@@ -307,11 +366,17 @@ class PGSSolver(Solver):
         the cache and the reported impulses hold their sum over the step, the next step's warm start
         divides it by n again."""
         b, r, s, c = core.bodies, core.rows, core.settings, core.contacts
-        n = s.substeps
-        h = dt / n
         offset = stages.prepare_rows(core, dt, joint_rows_now=False)    # every substep writes the joint rows
         rows = r.count
         joint_rows = rows - offset
+        self._joint_tree = None
+        n = s.substeps if offset or not joint_rows else self._joint_only_substeps(core, dt)
+        h = dt / n
+        # the relax sweeps of a joint-only step on the joint substeps: none when its rows' targets are their relax
+        # targets (projection, rigid rows), see ``joint_substep``
+        relax = s.relax_iterations
+        if n < s.substeps and s.joint_correction == "projection" and s.joint_frequency == 0.0:
+            relax = 0
         if rows == 0:   # no contact, no joint: the substeps' two stages in one kernel call, same arithmetic
             t = stages.lap(prof, "prepare", t)
             stages.free_flight(core, h, n)
@@ -335,6 +400,13 @@ class PGSSolver(Solver):
             stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
             stages.lap(prof, "substeps", t)
+            return
+        if not offset and not core.profile_stages:
+            # joint rows only: the loop below in one kernel call, bit for bit (kernels.joint_substeps), without the
+            # contact work arrays below
+            tree = self._joint_tree if self._joint_tree is not None else self._tree(core, h)
+            t = stages.lap(prof, "prepare", t)
+            self._joint_substeps(core, tree, dt, n, rows, prof, t, relax)
             return
         inv_n = 1.0 / n
         if offset:
@@ -363,10 +435,6 @@ class PGSSolver(Solver):
         starts = manifold_starts(c) if (s.normal_block_solve and offset) else _EMPTY_INT
         tree = self._tree(core, h) if joint_rows else None
         t = stages.lap(prof, "prepare", t)
-        if not offset and not core.profile_stages:
-            # joint rows only: the loop below in one kernel call, bit for bit (kernels.joint_substeps)
-            self._joint_substeps(core, tree, dt, n, rows, prof, t)
-            return
         if not core.profile_stages:
             # contact and joint rows: the loop below in one kernel call on the arrays set up above, bit
             # for bit (kernels.contact_joint_substeps)
@@ -466,8 +534,8 @@ class PGSSolver(Solver):
                                     nb, changed, ROW_TURN_TOLERANCE)
                 mark_turned_bodies(nb, b.body_fixed, disp_ang, reach, TURN_TOLERANCE, turned)
             t = stages.lap(prof, "integrate", t)
-            if s.relax_iterations > 0 and tree is not None:
-                self._solve_tree(core, tree, starts, offset, r.row_bias_relax, s.relax_iterations, 0.0, False, False)
+            if relax > 0 and tree is not None:
+                self._solve_tree(core, tree, starts, offset, r.row_bias_relax, relax, 0.0, False, False)
             elif s.relax_iterations > 0 and rows and starts.shape[0]:
                 relax_pgs_blocks(starts, starts.shape[0] - 1, rows, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
                                  r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
