@@ -134,9 +134,11 @@ class PGSSettings(ContactSettings, RowSettings, JointSettings, SolverSettings):
             0.0012 % / none / 225.4 J; 6: 0.12 % / none / 220.4 J; 5: 0.066 % / none / 222.1 J; 4:
             1.44 % / 0.148 J / 223.4 J. CPU per step (time.process_time, 360 steps, 3 alternating runs):
             0.57-0.61 ms at 12, 0.30-0.44 at 5, 0.31-0.32 at 4. What it costs: the velocity solve's
-            first-order dissipation grows with the substep: the pendulum scene (dt 1/240: 1 substep
+            first-order dissipation grows with the substep: the pendulum scene (dt 1/240: 2 substeps
             instead of 12) released at 1.5 rad (9.12 J of swing) loses 1.04 J in 10 s (0.19 J at 12
-            substeps); at the scene's 0.2 rad (0.195 J) 3.7e-4 J (6e-5 J); a free 10-link chain thrown
+            substeps; the peers on the same scene, benchmarks/peers, the 1 kg bob's translational energy:
+            PyBullet 3.2.7's point2point 3.42 J, MuJoCo 3.3.7's PGS 7.66 J); at the scene's 0.2 rad (0.195 J)
+            3.7e-4 J (6e-5 J); a free 10-link chain thrown
             spinning at (1, 8, 25) rad/s in gravity keeps 45.8 % of its angular momentum about its centre of
             mass after 100 steps (62.3 % at 12 substeps; at (0.3, 2, 6) rad/s 90.5 % and 95.7 %; nothing
             asserts it, tests/physics/test_shock_free_momentum.py's docstring). Such a step also skips the
