@@ -30,10 +30,7 @@ from tumble._core.rows import (
     apply_movable,
     clamped_update,
     pack_pair_rows,
-    pair_apply,
-    pair_coupling,
     pair_rows_scalar,
-    pair_velocity,
     pgs_sweep,
     repack_changed_rows,
     row_velocity,
@@ -421,9 +418,10 @@ def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C,
                      row_mu, row_lambda, v_lin, v_ang, active_set, K, W, vec, ind):
     """``block_sweep_with`` on the compact rows (``rows.pack_pair_rows``) of a system of contact rows
     only (no constraint force mixing, no groups; rows after the manifolds' take scalar updates): the
-    same operations in the same order (``rows.pair_rows_scalar``, ``pair_velocity``, ``pair_coupling``,
-    ``pair_apply`` are the J / B reads of the pairwise layout term by term), so the same bits, with 144
-    bytes read a row instead of 200 (issue 19). Returns the largest velocity change along a row [m/s]."""
+    same operations in the same order (``rows.pair_rows_scalar``; K, J v and B delta below are the J / B
+    reads of the pairwise layout term by term), so the same bits, with 144 bytes read a row instead of
+    200 and no array-taking helper per row (issue 19; kernel rule 2). Returns the largest velocity
+    change along a row [m/s]."""
     res = vec[0]
     y = vec[1]
     x = vec[2]
@@ -435,19 +433,37 @@ def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C,
         c0 = manifold_start[m]
         g = manifold_start[m + 1] - c0
         if g < 2 or g > 4:
-            dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
+            dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), 0, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
                                   row_lambda, v_lin, v_ang)
             max_dv = max(max_dv, dv)
             continue
-        for c in range(c0, c0 + g):    # friction first, bounded by the normal impulses of the last visit
-            dv = pair_rows_scalar(3 * c + 1, 3 * c + 3, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
-                                  row_lambda, v_lin, v_ang)
-            max_dv = max(max_dv, dv)
+        # friction first, bounded by the normal impulses of the last visit
+        dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), 1, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
+                              row_lambda, v_lin, v_ang)
+        max_dv = max(max_dv, dv)
         scale = 0.0
         for i in range(g):
             ri = 3 * (c0 + i)
             for k in range(i + 1):
-                s = pair_coupling(ri, 3 * (c0 + k), row_body, row_C)
+                rk = 3 * (c0 + k)
+                # K_ik = sum over the dynamic sides of J_i . B_k, the 12 products in (side, column) order
+                s = 0.0
+                if row_body[ri, 0] >= 0:
+                    im = row_C[rk, 15]
+                    s += -row_C[ri, 0] * (im * -row_C[rk, 0])
+                    s += -row_C[ri, 1] * (im * -row_C[rk, 1])
+                    s += -row_C[ri, 2] * (im * -row_C[rk, 2])
+                    s += row_C[ri, 3] * row_C[rk, 9]
+                    s += row_C[ri, 4] * row_C[rk, 10]
+                    s += row_C[ri, 5] * row_C[rk, 11]
+                if row_body[ri, 1] >= 0:
+                    im = row_C[rk, 16]
+                    s += row_C[ri, 0] * (im * row_C[rk, 0])
+                    s += row_C[ri, 1] * (im * row_C[rk, 1])
+                    s += row_C[ri, 2] * (im * row_C[rk, 2])
+                    s += row_C[ri, 6] * row_C[rk, 12]
+                    s += row_C[ri, 7] * row_C[rk, 13]
+                    s += row_C[ri, 8] * row_C[rk, 14]
                 K[i, k] = s
                 K[k, i] = s
             scale = max(scale, K[i, i])
@@ -455,7 +471,19 @@ def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C,
             continue
         for i in range(g):
             ri = 3 * (c0 + i)
-            s = row_bias[ri] - pair_velocity(ri, row_body, row_C, v_lin, v_ang)
+            ia = row_body[ri, 0]
+            ib = row_body[ri, 1]
+            dx = row_C[ri, 0]
+            dy = row_C[ri, 1]
+            dz = row_C[ri, 2]
+            jv = 0.0        # rows.row_velocity's sum, term by term
+            if ia >= 0:
+                jv += -dx * v_lin[ia, 0] + -dy * v_lin[ia, 1] + -dz * v_lin[ia, 2]
+                jv += row_C[ri, 3] * v_ang[ia, 0] + row_C[ri, 4] * v_ang[ia, 1] + row_C[ri, 5] * v_ang[ia, 2]
+            if ib >= 0:
+                jv += dx * v_lin[ib, 0] + dy * v_lin[ib, 1] + dz * v_lin[ib, 2]
+                jv += row_C[ri, 6] * v_ang[ib, 0] + row_C[ri, 7] * v_ang[ib, 1] + row_C[ri, 8] * v_ang[ib, 2]
+            s = row_bias[ri] - jv
             for k in range(g):
                 s += K[i, k] * row_lambda[3 * (c0 + k)]
             res[i] = s
@@ -469,14 +497,33 @@ def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C,
                     row_lambda[ri] = x[i]
                     inv_d = row_C[ri, 17]
                     max_dv = max(max_dv, abs(delta) / inv_d if inv_d > 0.0 else 0.0)
-                    pair_apply(ri, delta, row_body, row_C, v_lin, v_ang)
+                    ia = row_body[ri, 0]        # rows.apply_movable with no fixation, term by term
+                    ib = row_body[ri, 1]
+                    dx = row_C[ri, 0]
+                    dy = row_C[ri, 1]
+                    dz = row_C[ri, 2]
+                    if ia >= 0:
+                        im = row_C[ri, 15]
+                        v_lin[ia, 0] += delta * (im * -dx)
+                        v_lin[ia, 1] += delta * (im * -dy)
+                        v_lin[ia, 2] += delta * (im * -dz)
+                        v_ang[ia, 0] += delta * row_C[ri, 9]
+                        v_ang[ia, 1] += delta * row_C[ri, 10]
+                        v_ang[ia, 2] += delta * row_C[ri, 11]
+                    if ib >= 0:
+                        im = row_C[ri, 16]
+                        v_lin[ib, 0] += delta * (im * dx)
+                        v_lin[ib, 1] += delta * (im * dy)
+                        v_lin[ib, 2] += delta * (im * dz)
+                        v_ang[ib, 0] += delta * row_C[ri, 12]
+                        v_ang[ib, 1] += delta * row_C[ri, 13]
+                        v_ang[ib, 2] += delta * row_C[ri, 14]
         else:
-            for c in range(c0, c0 + g):
-                dv = pair_rows_scalar(3 * c, 3 * c + 1, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
-                                      row_lambda, v_lin, v_ang)
-                max_dv = max(max_dv, dv)
+            dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), 2, row_body, row_C, row_bias, row_lo, row_hi, row_link,
+                                  row_mu, row_lambda, v_lin, v_ang)
+            max_dv = max(max_dv, dv)
     if row_count > 3 * contacts:
-        dv = pair_rows_scalar(3 * contacts, row_count, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
+        dv = pair_rows_scalar(3 * contacts, row_count, 0, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
                               row_lambda, v_lin, v_ang)
         max_dv = max(max_dv, dv)
     return max_dv
