@@ -165,3 +165,18 @@ def test_block_sweep_pair_is_block_sweep_with_bit_for_bit(name, active_set):
         assert dv_new == dv_ref and dv_ref > 0.0
         for a, x in zip(ref, new):
             np.testing.assert_array_equal(a, x)
+
+
+def _catto_run(record_merit, steps=120):
+    """The catto preset (one solve of 10 sweeps + 2 relax sweeps per step) on the mixed world: without
+    ``record_merit`` the solve and relax sweeps run on the compact rows (``solve_pgs_pairs``), with it
+    on J and B (``solve_pgs``, which records theta after each sweep and changes nothing else)."""
+    w = _mixed_world()
+    w.settings.update(**w.settings.preset("catto"), record_merit=record_merit)
+    for _ in range(steps):
+        w.step(1 / 60)
+    return w.state_hash(), w.counters["iterations"], w.counters["merit"]
+
+
+def test_catto_step_on_compact_rows_is_the_step_on_j_and_b_bit_for_bit():
+    assert _catto_run(False) == _catto_run(True)

@@ -67,6 +67,35 @@ def solve_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_lo,
 
 
 @kernel
+def solve_pgs_pairs(row_count, row_body, row_J, row_B, row_inv_diag, body_inv_mass, row_C, row_bias, row_lo, row_hi,
+                    row_link, row_mu, row_lambda, v_lin, v_ang, iterations, tolerance):
+    """``solve_pgs`` (no merit history) for a system of contact rows only, on their compact copy: packs
+    ``row_C`` (``rows.pack_pair_rows``; the relax sweeps read it too, ``relax_pgs_pairs``), warm start
+    and sweeps on it, the same bits as ``solve_pgs``. Returns (sweeps done, final merit theta)."""
+    pack_pair_rows(row_count, row_body, row_J, row_B, row_inv_diag, body_inv_mass, row_C)
+    warm_start_pairs(row_count, row_body, row_C, row_lambda, v_lin, v_ang)
+    done = 0
+    for it in range(iterations):
+        dv = sweep_pair_rows(0, row_count, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu, row_lambda,
+                             v_lin, v_ang)
+        done = it + 1
+        if tolerance > 0.0 and dv < tolerance:
+            break
+    return done, final_merit(row_count, row_body, row_J, row_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
+                             row_lambda, v_lin, v_ang)
+
+
+@kernel
+def relax_pgs_pairs(row_count, row_body, row_C, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_lambda, v_lin,
+                    v_ang, iterations):
+    """``relax_pgs`` on the compact rows of ``solve_pgs_pairs`` (repacked where refresh_turned_rows
+    changed B: ``rows.repack_changed_rows``)."""
+    for _ in range(iterations):
+        sweep_pair_rows(0, row_count, row_body, row_C, row_bias_relax, row_lo, row_hi, row_link, row_mu, row_lambda,
+                        v_lin, v_ang)
+
+
+@kernel
 def relax_pgs(row_count, row_body, row_J, row_B, row_inv_diag, row_bias_relax, row_lo, row_hi, row_link, row_mu,
               row_cfm, row_group, row_lambda, v_lin, v_ang, iterations):
     """Sweeps against the targets without Baumgarte feedback, after the positions moved
