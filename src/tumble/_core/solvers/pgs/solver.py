@@ -20,6 +20,7 @@ from tumble._core.dynamics.integrate import guard_pushed_bodies, pushed_start
 from tumble._core.dynamics.joints import tree as joint_tree
 from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
+from tumble._core.rows import PAIR_COLUMNS, repack_changed_rows
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     contact_joint_substeps,
@@ -32,8 +33,10 @@ from tumble._core.solvers.pgs.kernels import (
     pseudo_correction,
     relax_pgs,
     relax_pgs_blocks,
+    relax_pgs_pairs,
     solve_pgs,
     solve_pgs_blocks,
+    solve_pgs_pairs,
     solve_with_tree,
     split_correction,
     substep_contact_targets,
@@ -164,6 +167,7 @@ class PGSSolver(Solver):
         t = stages.lap(prof, "prepare", t)
 
         history = np.zeros(s.iterations) if s.record_merit else _EMPTY
+        row_C = None        # the compact contact rows (rows.pack_pair_rows), when the solve below made them
         if r.count == 0:     # nothing to solve: what solve_pgs returns for no rows, without the call
             iters, merit = (1 if s.tolerance > 0.0 else s.iterations), 0.0
         elif tree is not None:
@@ -181,6 +185,11 @@ class PGSSolver(Solver):
                                             s.normal_block_active_set)
             if s.record_merit:   # the block sweeps record the final theta only
                 history = np.array([merit])
+        elif not split and not s.record_merit and r.count == 3 * c.count:     # contact rows only: compact
+            row_C = np.empty((r.count, PAIR_COLUMNS))
+            iters, merit = solve_pgs_pairs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_inv_mass,
+                                           row_C, r.row_bias, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_lambda,
+                                           b.body_linear_velocity, b.body_angular_velocity, s.iterations, s.tolerance)
         else:                # split: the velocity solve has no position feedback (split_correction has it)
             iters, merit = solve_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag,
                                      r.row_bias_relax if split else r.row_bias, r.row_lo,
@@ -200,9 +209,12 @@ class PGSSolver(Solver):
                               guard.pushed if guard is not None else _NO_PUSHED)
         if c.count and s.relax_iterations > 0 and not split:
             # the contact rows' B = M^-1 J^T at the orientations after the move, for the relax sweeps
-            refresh_turned_rows(3 * c.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
-                                row_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_fixed,
-                                b.count, np.zeros(b.count, dtype=np.bool_), ROW_TURN_TOLERANCE)
+            changed = np.zeros(b.count, dtype=np.bool_)
+            if refresh_turned_rows(3 * c.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_orientation,
+                                   row_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_fixed,
+                                   b.count, changed, ROW_TURN_TOLERANCE) and row_C is not None:
+                repack_changed_rows(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, b.body_inv_mass, changed,
+                                    row_C)
         t = stages.lap(prof, "integrate", t)
 
         if split and r.count:
@@ -218,6 +230,9 @@ class PGSSolver(Solver):
                              r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group,
                              r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, s.relax_iterations,
                              s.normal_block_active_set)
+        elif s.relax_iterations > 0 and row_C is not None:
+            relax_pgs_pairs(r.count, r.row_body, row_C, r.row_bias_relax, r.row_lo, r.row_hi, r.row_link, r.row_mu,
+                            r.row_lambda, b.body_linear_velocity, b.body_angular_velocity, s.relax_iterations)
         elif s.relax_iterations > 0 and r.count:
             relax_pgs(r.count, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias_relax, r.row_lo, r.row_hi,
                       r.row_link, r.row_mu, r.row_cfm, r.row_group, r.row_lambda, b.body_linear_velocity,
