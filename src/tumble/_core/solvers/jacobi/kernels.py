@@ -23,7 +23,7 @@ import numpy as np
 from tumble._core.config import kernel
 from tumble._core.dynamics.integrate import apply_pseudo_velocities, keep_grounded_pushes, mark_pushed
 from tumble._core.merit import final_merit, ncp_merit
-from tumble._core.rows import apply_movable, clamped_update, row_velocity, warm_start
+from tumble._core.rows import apply_movable, clamped_value, row_velocity, warm_start
 
 
 @kernel
@@ -40,8 +40,13 @@ def jacobi_sweep(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, row_
             continue
         jv = row_velocity(r, row_body, row_J, v_lin, v_ang)
         old = row_lambda[r]
-        new = clamped_update(r, old, jv, inv_d, row_cfm[r], row_omega[r], row_bias, row_lo, row_hi, row_link, row_mu,
-                             row_lambda)
+        lo = row_lo[r]
+        hi = row_hi[r]
+        link = row_link[r]
+        if link >= 0:
+            hi = row_mu[r] * row_lambda[link]
+            lo = -hi
+        new = clamped_value(old, jv, inv_d, row_cfm[r], row_omega[r], row_bias[r], lo, hi)
         delta[r] = new - old
     # phase 2: apply them all
     none = np.empty(0, dtype=np.int64)
@@ -115,8 +120,13 @@ def guarded_sweeps(row_count, row_body, row_J, row_B, row_inv_diag, row_bias, ro
                     rise += p * (0.5 * (v + jv[r]) - row_bias[r] + gamma * (before + 0.5 * p))
                     scale += abs(p * (row_bias[r] - jv[r] - gamma * before))
             jv[r] = v
-            new = clamped_update(r, old, v, inv_d, gamma, row_omega[r] if capped else omega, row_bias, row_lo, row_hi,
-                                 row_link, row_mu, row_lambda)
+            lo = row_lo[r]
+            hi = row_hi[r]
+            link = row_link[r]
+            if link >= 0:
+                hi = row_mu[r] * row_lambda[link]
+                lo = -hi
+            new = clamped_value(old, v, inv_d, gamma, row_omega[r] if capped else omega, row_bias[r], lo, hi)
             delta[cur, r] = new - old
         if watch and rise > 1e-9 * scale:
             # the previous sweep raised f: undo it, cap the relaxation, and sweep again from there

@@ -34,7 +34,7 @@ from tumble._core.merit import final_merit, ncp_merit
 from tumble._core.rows import (
     PAIR_COLUMNS,
     apply_movable,
-    clamped_update,
+    clamped_value,
     pack_pair_rows,
     pair_rows_scalar,
     pgs_sweep,
@@ -261,7 +261,13 @@ def contact_rows_scalar(start, stop, row_body, row_J, row_B, row_inv_diag, row_b
             continue
         jv = row_velocity(r, row_body, row_J, v_lin, v_ang)
         old = row_lambda[r]
-        new = clamped_update(r, old, jv, inv_d, 0.0, 1.0, row_bias, row_lo, row_hi, row_link, row_mu, row_lambda)
+        lo = row_lo[r]
+        hi = row_hi[r]
+        link = row_link[r]
+        if link >= 0:
+            hi = row_mu[r] * row_lambda[link]
+            lo = -hi
+        new = clamped_value(old, jv, inv_d, 0.0, 1.0, row_bias[r], lo, hi)
         delta = new - old
         if delta != 0.0:
             row_lambda[r] = new

@@ -46,7 +46,7 @@ from tumble._core.math3d import quat_to_matrix
 from tumble._core.merit import ncp_merit
 from tumble._core.rows import (
     apply_movable,
-    clamped_update,
+    clamped_value,
     movable,
     pgs_sweep,
     row_velocity,
@@ -210,8 +210,13 @@ def solve_body_block(order, start, stop, blk, layer, block_iterations, block_tol
                 jv += lin
                 jv += ang
             old = lam[r]
-            new = clamped_update(r, old, jv, inv_d, cfm + row_cfm[r], 1.0, row_bias, row_lo, row_hi, row_link, row_mu,
-                                 lam)
+            lo = row_lo[r]
+            hi = row_hi[r]
+            link = row_link[r]
+            if link >= 0:
+                hi = row_mu[r] * lam[link]
+                lo = -hi
+            new = clamped_value(old, jv, inv_d, cfm + row_cfm[r], 1.0, row_bias[r], lo, hi)
             delta = new - old
             if delta != 0.0:
                 lam[r] = new
