@@ -351,8 +351,9 @@ def clamped_value(old, jv, inv_d, gamma, omega, zeta, lo, hi):
     ``row_link``) itself. Scalars only (kernel rule 2): the same update through an array form
     (``clamped_update``, removed) took the reference counts of six arrays per row update. Measured (CPU ms per
     step, 200 steps of tower_roof under shock before the impact; pile1000 at dt 1/100 under jacobi, 300 steps;
-    the code before and after in alternating processes, same bits): tower_roof 24.5, 19.1, 26.8, 32.9 -> 14.7, 14.9, 22.8, 22.9; pile1000 jacobi 5.2, 5.1, 5.0, 5.9
-    -> 3.2, 3.1, 3.1, 3.9 (it was 2.8 ms wall before the update was shared, git 663c010's speed.md)."""
+    the code before and after in alternating processes, same bits): tower_roof 24.5, 19.1, 26.8, 32.9 -> 14.7,
+    14.9, 22.8, 22.9; pile1000 jacobi 5.2, 5.1, 5.0, 5.9 -> 3.2, 3.1, 3.1, 3.9 (it was 2.8 ms wall before the
+    update was shared, git 663c010's speed.md)."""
     if gamma > 0.0:
         new = old + omega * (zeta - jv - gamma * old) / (1.0 / inv_d + gamma)
     else:
