@@ -434,7 +434,7 @@ def closable_loops(core, tree) -> np.ndarray:
 
 
 def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, close_tree: bool = False,
-                   close_loops: bool = False) -> None:
+                   close_loops: bool = False, skip_settled: bool = False) -> None:
     """Joint position projection at the current poses, when enabled: with a joint ``tree``
     (``dynamics.joints.tree.JointTree``, the pgs direct joint solve) Newton steps of the exact tree
     solve on its joints' equality rows first (``project_tree``), then the non-linear Gauss-Seidel
@@ -446,7 +446,9 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
     so the limits' corrections do not leave the neighbouring tree joints open. ``close_loops`` (shock):
     the joints outside the tree (loops) are solved in the same Newton steps, exactly
     (``tree._close_loops``), when their equality rows number at most ``LOOP_ROWS_MAX``; the passes then
-    visit the limited joints only."""
+    visit the limited joints only. ``skip_settled`` (pgs's ``joint_pass_skip_settled``): the passes skip a
+    tree joint while its bodies are unmoved by them and its coordinate is within its limits
+    (``projection.project_joints``'s ``settled``)."""
     s, js = core.settings, core.joint_store
     joint_rows = core.joint_layout.row_total
     if not joint_rows or s.joint_correction != "projection" or s.joint_correction_iterations == 0:
@@ -467,33 +469,49 @@ def project_joints(core, dt: float, tree=None, angular_weight: float = 1.0, clos
                 return
         else:     # Newton diverged (far from the joints' manifold): the capped passes over every joint
             rest = js.joint_active[: js.count].copy()
-    joint_passes(core, dt, rest)
+    joint_passes(core, dt, rest, tree.in_tree if skip_settled and tree is not None and not undone else None, tree)
     if close_tree and tree is not None and not undone:
         _, last, _ = _tree_newton(core, dt, tree, angular_weight, loops)
         core.counters["joint_error_after"] = float(last)
 
 
-def joint_passes(core, dt: float, rest=None) -> None:
+#: no settled joints (``joint_passes``)
+_NO_SETTLED = np.zeros(0, dtype=np.bool_)
+
+
+def joint_passes(core, dt: float, rest=None, settled=None, tree=None) -> None:
     """The non-linear Gauss-Seidel passes of ``project_joints`` (``dynamics.joints.projection``) over the
     joints ``rest`` ((joints,) bool; None: every joint, no tree solve before) in order of their height over
     the joint graph; the counters ``joint_error`` / ``joint_error_after`` get the passes' errors (with
-    ``rest``: the larger of theirs and the tree's already there)."""
+    ``rest``: the larger of theirs and the tree's already there). ``settled`` ((joints,) bool; None: none):
+    the joints whose equality rows the tree's Newton steps closed, skipped while unmoved and within their
+    limits (``projection.project_joints``). ``tree``: the step's joint tree, which keeps the passes' order
+    and heights while it is reused."""
     s, b, js = core.settings, core.bodies, core.joint_store
     joint_rows = core.joint_layout.row_total
     refresh_frames(core)
     joint_coordinates(core)
     # joint graph heights from the fixed bodies (contact.layers), on the joint rows of this step
-    r = core.rows
-    off = core.joint_row_offset
-    height = np.zeros(b.count, dtype=np.int64)
-    stack_heights(joint_rows, r.row_body[off: off + joint_rows], b.count, b.body_fixed, height)
-    n = js.count
-    jh = np.maximum(height[np.maximum(js.joint_body[:n, 0], 0)], height[js.joint_body[:n, 1]])
-    order = np.argsort(jh, kind="stable")
+    # (kept on ``tree``: its joints, their bodies and the fixed bodies are those it was built from; pgs
+    # keeps a tree over steps, and ragdolls spent ~20 us a step here)
+    fixation = bool(s.joint_projection_fixation)
+    cached = getattr(tree, "pass_order", None)
+    if cached is not None and cached[0] == fixation:
+        height, order = cached[1], cached[2]
+    else:
+        r = core.rows
+        off = core.joint_row_offset
+        height = np.zeros(b.count, dtype=np.int64)
+        stack_heights(joint_rows, r.row_body[off: off + joint_rows], b.count, b.body_fixed, height)
+        n = js.count
+        jh = np.maximum(height[np.maximum(js.joint_body[:n, 0], 0)], height[js.joint_body[:n, 1]])
+        order = np.argsort(jh, kind="stable")
+        if not fixation:
+            height[:] = 1      # every body at the same height: each joint moves both its bodies
+        if tree is not None:
+            tree.pass_order = (fixation, height, order)
     if rest is not None:
         order = order[rest[order]]
-    if not s.joint_projection_fixation:
-        height[:] = 1      # every body at the same height: each joint moves both its bodies
     first, last = _project_joints(
         order, height, js.count, js.joint_type, js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref,
         js.joint_rel_q,
@@ -501,7 +519,7 @@ def joint_passes(core, dt: float, rest=None) -> None:
         js.joint_active, js.joint_row_count, js.joint_impulse, js.joint_coord, js.joint_lever,
         b.body_position[: b.count], b.body_orientation, b.body_inv_mass, b.body_inv_inertia_world, b.body_fixed, dt,
         s.joint_correction_iterations, s.joint_correction_tolerance, s.joint_max_correction, s.joint_block_solve,
-        s.joint_correction_fraction)
+        s.joint_correction_fraction, _NO_SETTLED if settled is None else settled)
     core.counters["joint_error"] = max(float(first), core.counters["joint_error"] if rest is not None else 0.0)
     core.counters["joint_error_after"] = max(float(last), core.counters["joint_error_after"] if rest is not None
                                              else 0.0)

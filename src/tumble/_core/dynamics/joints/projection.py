@@ -60,7 +60,7 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
                    joint_soft, joint_has_limits, joint_limit, joint_motor_mode, joint_motor, joint_active,
                    joint_row_count, joint_impulse, joint_coord, joint_lever, body_position, body_orientation,
                    body_inv_mass, body_inv_inertia_world, body_fixed, dt, iterations, tolerance, max_correction,
-                   block_solve, fraction):
+                   block_solve, fraction, settled):
     """Up to ``iterations`` non-linear Gauss-Seidel passes over the joints in ``order`` (module
     docstring), fewer once a pass meets no error above ``tolerance`` [m or rad]; each row's
     correction is capped at ``max_correction`` [m or rad] per visit. ``joint_coord`` must be current.
@@ -70,8 +70,14 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
     fixed bodies over the joint graph and the joints ordered by it, a joint between heights h and
     h + 1 moves only the body of height h + 1 -- the one nearer the fixed world is fixated -- so a
     chain hanging from a fixed point is closed in a single pass. Joints between bodies of equal
-    height move both (with all heights equal this is plain NGS, the default). Returns (the largest
-    error of the first pass, the largest error of the last pass)."""
+    height move both (with all heights equal this is plain NGS, the default).
+
+    ``settled`` (joints,) bool, or empty for none: the joints whose equality rows the joint tree's
+    Newton steps just closed (``stages.project_joints``, setting ``joint_pass_skip_settled``). A pass
+    skips such a joint while neither of its bodies has moved in these passes and its coordinate is
+    within its limits: its visit would find its equality errors at the tree's residual and its limit
+    rows inactive (lambda clamped to 0), and only move its bodies by ``fraction`` of that residual.
+    Returns (the largest error of the first pass, the largest error of the last pass)."""
     n = body_position.shape[0]
     m = 8  # types.JOINT_MAX_ROWS
     row_body = np.empty((m, 2), dtype=np.int64)
@@ -94,6 +100,8 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
     lam = np.empty(m)
     disp_lin = np.zeros((n, 3))
     disp_ang = np.zeros((n, 3))
+    moved = np.zeros(n, dtype=np.bool_)       # bodies these passes have moved (``settled``)
+    skip = settled.shape[0] > 0
     jp = np.array([1.0 / dt, math.inf, 0.0, 1.0, dt, dt])
     first = 0.0
     worst = 0.0
@@ -103,6 +111,12 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
             j = order[jj]
             if not joint_active[j]:
                 continue
+            if skip and settled[j]:
+                ja = joint_body[j, 0]
+                jb = joint_body[j, 1]
+                if not ((ja >= 0 and moved[ja]) or (jb >= 0 and moved[jb])) and (
+                        not joint_has_limits[j] or joint_limit[j, 0] <= joint_coord[j] <= joint_limit[j, 1]):
+                    continue
             write_joint_rows(j, j + 1, 0, jp, False, block_solve, joint_type, joint_body, joint_anchor,
                              joint_axis, joint_ref, joint_rel_q, joint_length, joint_soft, joint_has_limits,
                              joint_limit, joint_motor_mode, joint_motor, joint_impulse, joint_coord, joint_lever,
@@ -147,6 +161,7 @@ def project_joints(order, body_height, joint_count, joint_type, joint_body, join
                 b = row_body[0, side]
                 if movable(b, layer, body_height):
                     _move_body(b, disp_lin, disp_ang, body_position, body_orientation)
+                    moved[b] = True
         if it == 0:
             first = worst
         if worst <= tolerance:

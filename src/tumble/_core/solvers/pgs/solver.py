@@ -244,7 +244,7 @@ class PGSSolver(Solver):
                                    c.contact_friction_impulse)
         stages.finish_joints(core, offset, r.row_lambda, dt)
         t = stages.lap(prof, "relax", t)
-        stages.project_joints(core, dt, tree)
+        stages.project_joints(core, dt, tree, skip_settled=s.joint_pass_skip_settled)
         stages.lap(prof, "joints", t)
         return contacts
 
@@ -366,7 +366,7 @@ class PGSSolver(Solver):
             return
         stages.finish_joints(core, 0, total, dt)
         t = stages.lap(prof, "substeps", t)
-        stages.project_joints(core, dt, tree)
+        stages.project_joints(core, dt, tree, skip_settled=s.joint_pass_skip_settled)
         stages.lap(prof, "joints", t)
 
     def _substeps(self, core, dt, prof, t):
@@ -477,7 +477,7 @@ class PGSSolver(Solver):
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
             stages.finish_joints(core, offset, total, dt)
             t = stages.lap(prof, "substeps", t)
-            stages.project_joints(core, dt, tree)
+            stages.project_joints(core, dt, tree, skip_settled=s.joint_pass_skip_settled)
             stages.lap(prof, "joints", t)
             return
         deep = 0
@@ -571,5 +571,5 @@ class PGSSolver(Solver):
             store_contact_impulses(c.count, 0, r.row_J, total, c.contact_normal_impulse, c.contact_friction_impulse)
         stages.finish_joints(core, offset, total, dt)
         t = stages.lap(prof, "relax", t)
-        stages.project_joints(core, dt, tree)
+        stages.project_joints(core, dt, tree, skip_settled=s.joint_pass_skip_settled)
         stages.lap(prof, "joints", t)
