@@ -21,11 +21,11 @@ from tumble._core.dynamics.joints import tree as joint_tree
 from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.rows import PAIR_COLUMNS, repack_changed_rows
+from tumble._core.solvers.pgs.joint_step import joint_tree_step
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
     contact_joint_substeps,
     contact_substeps,
-    finish_tree_step,
     forget_turned_rows,
     joint_substeps,
     manifold_starts_of,
@@ -326,6 +326,38 @@ class PGSSolver(Solver):
         merits = np.zeros(n)
         total = np.zeros(rows)
         fraction = s.joint_baumgarte * h / dt if s.joint_correction == "baumgarte" else 0.0
+        if tree is not None and PGSSolver._tree_only(core, tree):
+            # the substeps, the impulses, reactions and the tree's Newton projection in one call
+            # (joint_step.joint_tree_step: kernels.joint_substeps then kernels.finish_tree_step, bit for bit): no
+            # loop or limit leaves anything to the passes unless a Newton step was undone; its time is all in
+            # the "substeps" lap
+            project = s.joint_correction == "projection" and s.joint_correction_iterations > 0
+            iters, first, last, undone = joint_tree_step(
+                n, h, dt, rows, (1.0 / n) if s.warm_start else 0.0, fraction, s.max_correction_speed,
+                s.joint_frequency, s.joint_damping_ratio, s.joint_block_solve, s.substep_iterations, s.tolerance,
+                relax, s.normal_block_active_set, merits, total, project, s.joint_correction_iterations,
+                s.joint_correction_tolerance, _EMPTY_INT, core.joint_layout.row_total, js.count, js.joint_type,
+                js.joint_body, js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length,
+                js.joint_soft, js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor,
+                js.joint_active, js.joint_row_start, js.joint_row_count, js.joint_impulse, js.joint_coord,
+                js.joint_lever, js.joint_force, js.joint_torque, tree.count, tree.kind, tree.ref, tree.parent,
+                tree.side, tree.D, tree.D_fac, tree.F, tree.H_diag, tree.y, tree.x, tree.z, joint_tree.REFINE_SPREAD,
+                joint_tree.REFINE_STEPS, b.body_position, b.body_orientation, b.body_linear_velocity,
+                b.body_angular_velocity, b.body_mass, b.body_inv_mass, b.body_inertia_local,
+                b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force, b.body_torque, b.body_fixed,
+                b.count, core.gravity, stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping,
+                s.angular_damping, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax,
+                r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm,
+                r.row_group, bool(s.record_merit))
+            stages.solve_counters(core, iters, merits[n - 1], merits if s.record_merit else _EMPTY)
+            t = stages.lap(prof, "substeps", t)
+            if project:
+                core.counters["joint_error"] = float(first)
+                core.counters["joint_error_after"] = float(last)
+                if undone:      # as stages.project_joints: the capped passes over every joint
+                    stages.joint_passes(core, dt, js.joint_active[: js.count].copy())
+                    stages.lap(prof, "joints", t)
+            return
         tr = tree if tree is not None else _NO_TREE
         iters = joint_substeps(
             n, h, dt, rows, tree is not None, (1.0 / n) if s.warm_start else 0.0, fraction, s.max_correction_speed,
@@ -343,27 +375,6 @@ class PGSSolver(Solver):
             r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group,
             bool(s.record_merit))
         stages.solve_counters(core, iters, merits[n - 1], merits if s.record_merit else _EMPTY)
-        if tree is not None and PGSSolver._tree_only(core, tree):
-            # the impulses, reactions and the tree's Newton projection in one call (kernels.finish_tree_step):
-            # no loop or limit leaves anything to the passes unless a Newton step was undone
-            t = stages.lap(prof, "substeps", t)
-            project = s.joint_correction == "projection" and s.joint_correction_iterations > 0
-            first, last, undone = finish_tree_step(
-                project, total, dt, s.joint_correction_iterations, s.joint_correction_tolerance, _EMPTY_INT,
-                tree.count, tree.kind, tree.ref, tree.parent, tree.side, js.count, js.joint_type, js.joint_body,
-                js.joint_anchor, js.joint_axis, js.joint_ref, js.joint_rel_q, js.joint_length, js.joint_soft,
-                js.joint_has_limits, js.joint_limit, js.joint_motor_mode, js.joint_motor, js.joint_active,
-                js.joint_row_start, js.joint_row_count, core.joint_layout.row_total, js.joint_impulse, js.joint_coord,
-                js.joint_lever, js.joint_force, js.joint_torque, r.row_J, b.body_position[: b.count],
-                b.body_orientation, b.body_mass, b.body_inv_mass, b.body_inv_inertia_local, b.body_inv_inertia_world,
-                b.body_fixed, b.count)
-            if project:
-                core.counters["joint_error"] = float(first)
-                core.counters["joint_error_after"] = float(last)
-                if undone:      # as stages.project_joints: the capped passes over every joint
-                    stages.joint_passes(core, dt, js.joint_active[: js.count].copy())
-            stages.lap(prof, "joints", t)
-            return
         stages.finish_joints(core, 0, total, dt)
         t = stages.lap(prof, "substeps", t)
         stages.project_joints(core, dt, tree, skip_settled=s.joint_pass_skip_settled)
