@@ -69,6 +69,21 @@ CORRECTION_TURN_WEIGHT = 0.01
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
 PARALLEL_MIN_BLOCKS = 8
 
+#: ... and only when one sweep of the layer does at least this many row updates (its rows times
+#: ``block_iterations`` for a dynamics sweep, its rows for a correction sweep) [issue 19]. Why: every
+#: sweep of a parallel layer is a parallel region, and with the threads waiting passively
+#: (``config``: OMP_WAIT_POLICY=PASSIVE) a region wakes a sleeping thread and joins it, tens of us on the
+#: 2-core VM and far more when another process holds the second core. tower_roof's 40 courses (480
+#: rows, 20 bricks each, no two touching: every layer independent) made ~120 regions per step of
+#: ~80 us of work each: steps 50-150, 2 threads, CPU ms per step 14.2-18.0 with the regions against
+#: 11.4-11.5 with every layer serial (alternating processes; the shock stage 8.3-22.8 against 5.6 ms
+#: wall), the results bit for bit the same. large_pyramid (100 courses of 1200-2376 rows, the same
+#: loaded VM, steps 2-22, three rounds): 94.6-95.9 ms median CPU per step with the regions against
+#: 89.1-97.6 serial, wall alike: no gain measured there either, so the bound keeps its layers
+#: (14 k-28 k updates a sweep) parallel only where a quiet machine may still gain and tower_roof's
+#: (5.8 k) serial; a correction sweep (one update per row) stays serial in both.
+PARALLEL_MIN_LAYER_UPDATES = 16384
+
 
 @kernel
 def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance, layer, body_height, row_body, row_J,
@@ -368,7 +383,8 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
     as in a tower course or a wall course), its blocks share no movable body, so each sweep runs
     the blocks in parallel (``prange``); every block computes exactly what the serial sweep
     computes, and the sweep's stopping test takes the max over blocks, so the result does not
-    depend on the thread count. Layers with touching siblings run serially.
+    depend on the thread count. Layers with touching siblings run serially, and so do the sweeps of
+    less than ``PARALLEL_MIN_LAYER_UPDATES`` row updates (a region per sweep costs more).
 
     Targets: the rows solve towards ``row_bias``. With ``collision_speed`` >= 0
     (``layer_targets="incremental"``) each layer's entries of ``row_bias`` are written when the layer
@@ -417,7 +433,9 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                 starts[nb] = k
                 nb += 1
         starts[nb] = s1
-        parallel = independent and nb >= PARALLEL_MIN_BLOCKS
+        blocks_apart = independent and nb >= PARALLEL_MIN_BLOCKS
+        parallel = blocks_apart and (s1 - s0) * block_iterations >= PARALLEL_MIN_LAYER_UPDATES
+        parallel_c = blocks_apart and s1 - s0 >= PARALLEL_MIN_LAYER_UPDATES
         per_block = np.zeros(nb)
         per_block_w = np.zeros(nb)
         for _ in range(iterations):
@@ -446,7 +464,7 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                     saved[i, 3 + c] = disp_ang[i, c]
         for _ in range(correction_iterations):
             correction_sweeps += 1
-            if parallel:
+            if parallel_c:
                 for bi in prange(nb):
                     wb, db = correction_sweep(layer_rows, starts[bi], starts[bi + 1], layer, body_height, row_body,
                                               row_J, row_B, layer_inv_diag, row_kind, row_owner, contact_depth, slop,
