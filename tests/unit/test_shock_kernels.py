@@ -290,3 +290,81 @@ def test_a_base_sent_up_in_its_own_layer_does_not_launch_the_body_above():
     (+135 kJ in one step). Fig. 14 as written (collision_speed < 0) launches B, the contrast."""
     assert _launch(0.05) == pytest.approx(0.0)
     assert _launch(-1.0) == pytest.approx(5.0)
+
+
+def _course_problem(rng, pairs, n_bodies, fixed):
+    """Contact rows (normal + 2 friction rows per point, random normals, levers, masses and inertias) on the
+    given body ``pairs`` (one point each, in that order), fixed bodies -1; the layout of ``_random_problem``."""
+    masses = rng.uniform(0.5, 5.0, n_bodies)
+    Iinv = []
+    for _ in range(n_bodies):
+        Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        Iinv.append(Q @ np.diag(rng.uniform(0.2, 3.0, 3)) @ Q.T)
+    s = 3 * len(pairs)
+    P = dict(row_body=np.zeros((s, 2), dtype=np.int64), row_J=np.zeros((s, 2, 6)), row_B=np.zeros((s, 2, 6)),
+             lo=np.zeros(s), hi=np.full(s, np.inf), link=-np.ones(s, dtype=np.int64), mu=np.zeros(s),
+             zeta=np.zeros(s), cfm_rows=np.zeros(s))
+    for c, (a, b) in enumerate(pairs):
+        n = rng.normal(size=3)
+        n /= np.linalg.norm(n)
+        t1 = np.cross(n, [1.0, 0, 0]) if abs(n[0]) < 0.9 else np.cross(n, [0, 1.0, 0])
+        t1 /= np.linalg.norm(t1)
+        t2 = np.cross(n, t1)
+        ra, rb = rng.normal(scale=0.5, size=3), rng.normal(scale=0.5, size=3)
+        for j, d in enumerate((n, t1, t2)):
+            r = 3 * c + j
+            P["row_body"][r] = (-1 if a in fixed else a, -1 if b in fixed else b)
+            P["row_J"][r, 0] = np.r_[-d, -np.cross(ra, d)]
+            P["row_J"][r, 1] = np.r_[d, np.cross(rb, d)]
+            for side, body in enumerate((a, b)):
+                if body not in fixed:
+                    P["row_B"][r, side, :3] = P["row_J"][r, side, :3] / masses[body]
+                    P["row_B"][r, side, 3:] = Iinv[body] @ P["row_J"][r, side, 3:]
+            if j == 0:
+                P["zeta"][r] = rng.uniform(0.0, 0.3)
+            else:
+                P["link"][r] = 3 * c
+                P["mu"][r] = 0.5
+                P["lo"][r], P["hi"][r] = -np.inf, np.inf
+    return P
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cfm", [0.0, 0.05])
+def test_paired_blocks_are_bit_identical_to_one_block_at_a_time(seed, cfm):
+    """Issue 19: in a layer where no row has two movable sides (a tower course) ``block_sweep(paired=True)``
+    solves two blocks together, row by row in turn (``solve_block_pair``); each block must come out bit for
+    bit as solved alone (the state hashes), whatever its row count and however many passes it takes. Two
+    courses of 5 bodies on the ground (body 0), bodies of the upper course resting on one or two of the lower
+    one's (their fixated bases in layer 1), 1 to 4 points per pair."""
+    rng = np.random.default_rng(700 + seed)
+    n = 11
+    pairs = []
+    for i in range(1, 6):
+        pairs += [(0, i)] * int(rng.integers(1, 5))
+    for i in range(6, 11):
+        pairs += [(i - 5, i)] * int(rng.integers(1, 5))
+        if i < 10 and rng.random() < 0.5:
+            pairs += [(i, i - 4)] * int(rng.integers(1, 3))      # the base beside, the upper body on side 0
+    P = _course_problem(rng, pairs, n, (0,))
+    s = P["row_body"].shape[0]
+    P["cfm_rows"] = np.where(rng.random(s) < 0.3, 0.01, 0.0)
+    L = _layered(P, n, (0,))
+    assert L["layers"] == 2
+    ones = np.ones(s, dtype=np.int64)
+    for layer in range(2):
+        s0, s1 = L["layer_row_start"][layer], L["layer_row_start"][layer + 1]
+        lam = np.where(np.arange(s) % 3 == 0, rng.uniform(0, 0.2, s), rng.uniform(-0.05, 0.05, s))
+        v_lin = rng.normal(size=(n, 3))
+        v_ang = rng.normal(size=(n, 3))
+        out = {}
+        for paired in (False, True):
+            state = [lam.copy(), v_lin.copy(), v_ang.copy()]
+            dv = block_sweep(L["layer_rows"], s0, s1, L["row_block"], 7, 1e-9, layer, L["height"], P["row_body"],
+                             P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"], P["hi"], P["link"],
+                             P["mu"], P["cfm_rows"], ones, *state, cfm, np.empty((s, 2)), np.empty(s, dtype=np.int64),
+                             paired)
+            out[paired] = (dv, state)
+        assert out[True][0] == out[False][0]
+        for got, want in zip(out[True][1], out[False][1]):
+            assert np.array_equal(got, want)
