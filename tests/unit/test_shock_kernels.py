@@ -368,3 +368,51 @@ def test_paired_blocks_are_bit_identical_to_one_block_at_a_time(seed, cfm):
         assert out[True][0] == out[False][0]
         for got, want in zip(out[True][1], out[False][1]):
             assert np.array_equal(got, want)
+
+
+def _propagate(P, L, lam, v_lin, v_ang, d_lin, d_ang, depth, kernel):
+    """``kernel`` (``shock_propagation`` or its serial twin) on a problem of ``_course_problem`` /
+    ``_layered``: 3 dynamics sweeps of 12 block passes and 2 correction sweeps per layer, tolerances 0 (every
+    sweep runs). Returns (worst, sweeps, correction sweeps)."""
+    s = P["row_body"].shape[0]
+    kind = np.where(np.arange(s) % 3 == 0, T.ROW_CONTACT_NORMAL, T.ROW_CONTACT_FRICTION).astype(np.int64)
+    return kernel(L["layers"], L["layer_row_start"], L["layer_rows"], L["layer_body_start"], L["layer_bodies"],
+                  L["height"], P["row_body"], P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"],
+                  P["hi"], P["link"], P["mu"], P["cfm_rows"], np.ones(s, dtype=np.int64), kind, np.arange(s) // 3,
+                  depth, 1e-4, np.zeros(0), lam, np.zeros(s), v_lin, v_ang, d_lin, d_ang, 0.01, 3, 2, 0.0, 0.0, 0.0,
+                  L["row_block"], 12, 1e-9, -1.0, np.empty(s))
+
+
+def test_a_parallel_course_equals_its_bodies_solved_one_by_one():
+    """Issue 19: a layer of independent blocks above ``PARALLEL_MIN_LAYER_UPDATES`` runs its sweeps in parallel,
+    two blocks per task (``solve_block_pair``; an odd count leaves one alone). With the sweep tolerances 0 every
+    body's rows are a problem of their own, so each body must come out bit for bit as its rows solved alone."""
+    from tumble._core.solvers.shock.kernels import PARALLEL_MIN_BLOCKS, PARALLEL_MIN_LAYER_UPDATES
+
+    rng = np.random.default_rng(900)
+    n = 132                         # the ground and 131 bodies on it, 4 points each
+    pairs = [(0, i) for i in range(1, n) for _ in range(4)]
+    P = _course_problem(rng, pairs, n, (0,))
+    s = P["row_body"].shape[0]
+    L = _layered(P, n, (0,))
+    assert L["layers"] == 1 and s * 12 >= PARALLEL_MIN_LAYER_UPDATES and n - 1 >= PARALLEL_MIN_BLOCKS
+    lam0 = np.where(np.arange(s) % 3 == 0, rng.uniform(0, 0.2, s), 0.0)
+    v0 = rng.normal(size=(n, 6))
+    v0[0] = 0.0
+    depth = rng.uniform(0.0, 0.01, s // 3)
+    lam = lam0.copy()
+    v_lin, v_ang = np.ascontiguousarray(v0[:, :3]), np.ascontiguousarray(v0[:, 3:])
+    d_lin, d_ang = np.zeros((n, 3)), np.zeros((n, 3))
+    _propagate(P, L, lam, v_lin, v_ang, d_lin, d_ang, depth, shock_propagation)
+    for i in range(1, n):
+        r0, r1 = 12 * (i - 1), 12 * i
+        Q = {k: v[r0:r1].copy() for k, v in P.items()}
+        Q["link"] = np.where(Q["link"] >= 0, Q["link"] - r0, -1)
+        Li = _layered(Q, n, (0,))
+        lam_i = lam0[r0:r1].copy()
+        vl, va = np.ascontiguousarray(v0[:, :3]), np.ascontiguousarray(v0[:, 3:])
+        dl, da = np.zeros((n, 3)), np.zeros((n, 3))
+        _propagate(Q, Li, lam_i, vl, va, dl, da, depth[r0 // 3:r1 // 3], shock_propagation.serial)
+        assert np.array_equal(lam[r0:r1], lam_i)
+        for got, want in ((v_lin, vl), (v_ang, va), (d_lin, dl), (d_ang, da)):
+            assert np.array_equal(got[i], want[i])
