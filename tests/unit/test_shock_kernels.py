@@ -290,3 +290,129 @@ def test_a_base_sent_up_in_its_own_layer_does_not_launch_the_body_above():
     (+135 kJ in one step). Fig. 14 as written (collision_speed < 0) launches B, the contrast."""
     assert _launch(0.05) == pytest.approx(0.0)
     assert _launch(-1.0) == pytest.approx(5.0)
+
+
+def _course_problem(rng, pairs, n_bodies, fixed):
+    """Contact rows (normal + 2 friction rows per point, random normals, levers, masses and inertias) on the
+    given body ``pairs`` (one point each, in that order), fixed bodies -1; the layout of ``_random_problem``."""
+    masses = rng.uniform(0.5, 5.0, n_bodies)
+    Iinv = []
+    for _ in range(n_bodies):
+        Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        Iinv.append(Q @ np.diag(rng.uniform(0.2, 3.0, 3)) @ Q.T)
+    s = 3 * len(pairs)
+    P = dict(row_body=np.zeros((s, 2), dtype=np.int64), row_J=np.zeros((s, 2, 6)), row_B=np.zeros((s, 2, 6)),
+             lo=np.zeros(s), hi=np.full(s, np.inf), link=-np.ones(s, dtype=np.int64), mu=np.zeros(s),
+             zeta=np.zeros(s), cfm_rows=np.zeros(s))
+    for c, (a, b) in enumerate(pairs):
+        n = rng.normal(size=3)
+        n /= np.linalg.norm(n)
+        t1 = np.cross(n, [1.0, 0, 0]) if abs(n[0]) < 0.9 else np.cross(n, [0, 1.0, 0])
+        t1 /= np.linalg.norm(t1)
+        t2 = np.cross(n, t1)
+        ra, rb = rng.normal(scale=0.5, size=3), rng.normal(scale=0.5, size=3)
+        for j, d in enumerate((n, t1, t2)):
+            r = 3 * c + j
+            P["row_body"][r] = (-1 if a in fixed else a, -1 if b in fixed else b)
+            P["row_J"][r, 0] = np.r_[-d, -np.cross(ra, d)]
+            P["row_J"][r, 1] = np.r_[d, np.cross(rb, d)]
+            for side, body in enumerate((a, b)):
+                if body not in fixed:
+                    P["row_B"][r, side, :3] = P["row_J"][r, side, :3] / masses[body]
+                    P["row_B"][r, side, 3:] = Iinv[body] @ P["row_J"][r, side, 3:]
+            if j == 0:
+                P["zeta"][r] = rng.uniform(0.0, 0.3)
+            else:
+                P["link"][r] = 3 * c
+                P["mu"][r] = 0.5
+                P["lo"][r], P["hi"][r] = -np.inf, np.inf
+    return P
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cfm", [0.0, 0.05])
+def test_paired_blocks_are_bit_identical_to_one_block_at_a_time(seed, cfm):
+    """Issue 19: in a layer where no row has two movable sides (a tower course) ``block_sweep(paired=True)``
+    solves two blocks together, row by row in turn (``solve_block_pair``); each block must come out bit for
+    bit as solved alone (the state hashes), whatever its row count and however many passes it takes. Two
+    courses of 5 bodies on the ground (body 0), bodies of the upper course resting on one or two of the lower
+    one's (their fixated bases in layer 1), 1 to 4 points per pair."""
+    rng = np.random.default_rng(700 + seed)
+    n = 11
+    pairs = []
+    for i in range(1, 6):
+        pairs += [(0, i)] * int(rng.integers(1, 5))
+    for i in range(6, 11):
+        pairs += [(i - 5, i)] * int(rng.integers(1, 5))
+        if i < 10 and rng.random() < 0.5:
+            pairs += [(i, i - 4)] * int(rng.integers(1, 3))      # the base beside, the upper body on side 0
+    P = _course_problem(rng, pairs, n, (0,))
+    s = P["row_body"].shape[0]
+    P["cfm_rows"] = np.where(rng.random(s) < 0.3, 0.01, 0.0)
+    L = _layered(P, n, (0,))
+    assert L["layers"] == 2
+    ones = np.ones(s, dtype=np.int64)
+    for layer in range(2):
+        s0, s1 = L["layer_row_start"][layer], L["layer_row_start"][layer + 1]
+        lam = np.where(np.arange(s) % 3 == 0, rng.uniform(0, 0.2, s), rng.uniform(-0.05, 0.05, s))
+        v_lin = rng.normal(size=(n, 3))
+        v_ang = rng.normal(size=(n, 3))
+        out = {}
+        for paired in (False, True):
+            state = [lam.copy(), v_lin.copy(), v_ang.copy()]
+            dv = block_sweep(L["layer_rows"], s0, s1, L["row_block"], 7, 1e-9, layer, L["height"], P["row_body"],
+                             P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"], P["hi"], P["link"],
+                             P["mu"], P["cfm_rows"], ones, *state, cfm, np.empty((s, 2)), np.empty(s, dtype=np.int64),
+                             paired)
+            out[paired] = (dv, state)
+        assert out[True][0] == out[False][0]
+        for got, want in zip(out[True][1], out[False][1]):
+            assert np.array_equal(got, want)
+
+
+def _propagate(P, L, lam, v_lin, v_ang, d_lin, d_ang, depth, kernel):
+    """``kernel`` (``shock_propagation`` or its serial twin) on a problem of ``_course_problem`` /
+    ``_layered``: 3 dynamics sweeps of 12 block passes and 2 correction sweeps per layer, tolerances 0 (every
+    sweep runs). Returns (worst, sweeps, correction sweeps)."""
+    s = P["row_body"].shape[0]
+    kind = np.where(np.arange(s) % 3 == 0, T.ROW_CONTACT_NORMAL, T.ROW_CONTACT_FRICTION).astype(np.int64)
+    return kernel(L["layers"], L["layer_row_start"], L["layer_rows"], L["layer_body_start"], L["layer_bodies"],
+                  L["height"], P["row_body"], P["row_J"], P["row_B"], L["layer_inv_diag"], P["zeta"], P["lo"],
+                  P["hi"], P["link"], P["mu"], P["cfm_rows"], np.ones(s, dtype=np.int64), kind, np.arange(s) // 3,
+                  depth, 1e-4, np.zeros(0), lam, np.zeros(s), v_lin, v_ang, d_lin, d_ang, 0.01, 3, 2, 0.0, 0.0, 0.0,
+                  L["row_block"], 12, 1e-9, -1.0, np.empty(s))
+
+
+def test_a_parallel_course_equals_its_bodies_solved_one_by_one():
+    """Issue 19: a layer of independent blocks above ``PARALLEL_MIN_LAYER_UPDATES`` runs its sweeps in parallel,
+    two blocks per task (``solve_block_pair``; an odd count leaves one alone). With the sweep tolerances 0 every
+    body's rows are a problem of their own, so each body must come out bit for bit as its rows solved alone."""
+    from tumble._core.solvers.shock.kernels import PARALLEL_MIN_BLOCKS, PARALLEL_MIN_LAYER_UPDATES
+
+    rng = np.random.default_rng(900)
+    n = 132                         # the ground and 131 bodies on it, 4 points each
+    pairs = [(0, i) for i in range(1, n) for _ in range(4)]
+    P = _course_problem(rng, pairs, n, (0,))
+    s = P["row_body"].shape[0]
+    L = _layered(P, n, (0,))
+    assert L["layers"] == 1 and s * 12 >= PARALLEL_MIN_LAYER_UPDATES and n - 1 >= PARALLEL_MIN_BLOCKS
+    lam0 = np.where(np.arange(s) % 3 == 0, rng.uniform(0, 0.2, s), 0.0)
+    v0 = rng.normal(size=(n, 6))
+    v0[0] = 0.0
+    depth = rng.uniform(0.0, 0.01, s // 3)
+    lam = lam0.copy()
+    v_lin, v_ang = np.ascontiguousarray(v0[:, :3]), np.ascontiguousarray(v0[:, 3:])
+    d_lin, d_ang = np.zeros((n, 3)), np.zeros((n, 3))
+    _propagate(P, L, lam, v_lin, v_ang, d_lin, d_ang, depth, shock_propagation)
+    for i in range(1, n):
+        r0, r1 = 12 * (i - 1), 12 * i
+        Q = {k: v[r0:r1].copy() for k, v in P.items()}
+        Q["link"] = np.where(Q["link"] >= 0, Q["link"] - r0, -1)
+        Li = _layered(Q, n, (0,))
+        lam_i = lam0[r0:r1].copy()
+        vl, va = np.ascontiguousarray(v0[:, :3]), np.ascontiguousarray(v0[:, 3:])
+        dl, da = np.zeros((n, 3)), np.zeros((n, 3))
+        _propagate(Q, Li, lam_i, vl, va, dl, da, depth[r0 // 3:r1 // 3], shock_propagation.serial)
+        assert np.array_equal(lam[r0:r1], lam_i)
+        for got, want in ((v_lin, vl), (v_ang, va), (d_lin, dl), (d_ang, da)):
+            assert np.array_equal(got[i], want[i])

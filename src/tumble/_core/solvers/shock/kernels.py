@@ -69,11 +69,26 @@ CORRECTION_TURN_WEIGHT = 0.01
 #: costs a thread wake-up and a barrier, more than a few small blocks take serially).
 PARALLEL_MIN_BLOCKS = 8
 
+#: ... and only when one sweep of the layer does at least this many row updates (its rows times
+#: ``block_iterations`` for a dynamics sweep, its rows for a correction sweep) [issue 19]. Why: every
+#: sweep of a parallel layer is a parallel region, and with the threads waiting passively
+#: (``config``: OMP_WAIT_POLICY=PASSIVE) a region wakes a sleeping thread and joins it, tens of us on the
+#: 2-core VM and far more when another process holds the second core. tower_roof's 40 courses (480
+#: rows, 20 bricks each, no two touching: every layer independent) made ~120 regions per step of
+#: ~80 us of work each: steps 50-150, 2 threads, CPU ms per step 14.2-18.0 with the regions against
+#: 11.4-11.5 with every layer serial (alternating processes; the shock stage 8.3-22.8 against 5.6 ms
+#: wall), the results bit for bit the same. large_pyramid (100 courses of 1200-2376 rows, the same
+#: loaded VM, steps 2-22, three rounds): 94.6-95.9 ms median CPU per step with the regions against
+#: 89.1-97.6 serial, wall alike: no gain measured there either, so the bound keeps its layers
+#: (14 k-28 k updates a sweep) parallel only where a quiet machine may still gain and tower_roof's
+#: (5.8 k) serial; a correction sweep (one update per row) stays serial in both.
+PARALLEL_MIN_LAYER_UPDATES = 16384
+
 
 @kernel
 def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance, layer, body_height, row_body, row_J,
                 row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang,
-                cfm, fixed_part, other_kind):
+                cfm, fixed_part, other_kind, paired=False):
     """One sweep over ``order[start:stop]`` that visits the rows block by block (``row_block``: the
     body they move) and repeats each block's rows up to ``block_iterations`` times, until a pass
     changes no row velocity by more than ``block_tolerance`` [m/s].
@@ -85,7 +100,11 @@ def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance
 
     A block of scalar rows (no joint block among them) is solved by ``solve_body_block``, the same
     arithmetic with the body's velocity held in local variables; ``fixed_part`` (rows of ``order``, 2)
-    and ``other_kind`` (rows of ``order``) are its scratch, indexed like ``order``."""
+    and ``other_kind`` (rows of ``order``) are its scratch, indexed like ``order``.
+
+    ``paired``: no row has two movable sides (the blocks share no movable body), so two consecutive
+    scalar blocks are solved together, row by row in turn (``solve_block_pair``), each with exactly
+    its own arithmetic and stopping test."""
     max_dv = 0.0
     k = start
     while k < stop:
@@ -93,6 +112,19 @@ def block_sweep(order, start, stop, row_block, block_iterations, block_tolerance
         e = k + 1
         while e < stop and row_block[order[e]] == blk:
             e += 1
+        if paired and e < stop and scalar_block(order, k, e, row_group):
+            blk2 = row_block[order[e]]
+            e2 = e + 1
+            while e2 < stop and row_block[order[e2]] == blk2:
+                e2 += 1
+            if scalar_block(order, e, e2, row_group):
+                dv = solve_block_pair(order, k, e, blk, e2, blk2, layer, block_iterations, block_tolerance,
+                                      body_height, row_body, row_J, row_B, inv_diag, row_bias, row_lo, row_hi,
+                                      row_link, row_mu, row_cfm, lam, v_lin, v_ang, cfm, fixed_part, other_kind)
+                if dv > max_dv:
+                    max_dv = dv
+                k = e2
+                continue
         if scalar_block(order, k, e, row_group):
             dv = solve_body_block(order, k, e, blk, layer, block_iterations, block_tolerance, body_height, row_body,
                                   row_J, row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, lam,
@@ -248,6 +280,181 @@ def solve_body_block(order, start, stop, blk, layer, block_iterations, block_tol
 
 
 @kernel
+def fixed_parts(order, start, stop, blk, layer, body_height, row_body, row_J, v_lin, v_ang, fixed_part, other_kind):
+    """``solve_body_block``'s first loop: per row of body ``blk`` among ``order[start:stop]``, the
+    other side's kind (``other_kind``: 0 none, 1 fixated, 2 sibling) and a fixated side's part of J v
+    (``fixed_part``), as that docstring describes."""
+    for k in range(start, stop):
+        r = order[k]
+        side = 1 if row_body[r, 0] == blk else 0        # the other side
+        o = row_body[r, side]
+        if o < 0:
+            other_kind[k] = 0
+            continue
+        if movable(o, layer, body_height):
+            other_kind[k] = 2
+            continue
+        other_kind[k] = 1
+        lin = row_J[r, side, 0] * v_lin[o, 0] + row_J[r, side, 1] * v_lin[o, 1] + row_J[r, side, 2] * v_lin[o, 2]
+        ang = row_J[r, side, 3] * v_ang[o, 0] + row_J[r, side, 4] * v_ang[o, 1] + row_J[r, side, 5] * v_ang[o, 2]
+        if side == 1:
+            fixed_part[k, 0] = lin
+            fixed_part[k, 1] = ang
+        else:
+            s = 0.0
+            s += lin
+            s += ang
+            fixed_part[k, 0] = s
+
+
+@kernel
+def solve_block_pair(order, a0, a1, blk_a, b1, blk_b, layer, block_iterations, block_tolerance, body_height,
+                     row_body, row_J, row_B, inv_diag, row_bias, row_lo, row_hi, row_link, row_mu, row_cfm, lam,
+                     v_lin, v_ang, cfm, fixed_part, other_kind):
+    """``solve_body_block`` on two blocks at once: body ``blk_a``'s scalar rows ``order[a0:a1]`` and body
+    ``blk_b``'s ``order[a1:b1]``, in a layer where no row has two movable sides [tumble, issue 19]. Each
+    pass visits row j of the first block, then row j of the second, j = 0, 1, ...; each block keeps its
+    own velocity (six local variables), its own pass count and its own stopping test, so each computes
+    bit for bit what ``solve_body_block`` computes for it (the blocks share no movable body: neither
+    reads what the other writes; a friction row's normal is a row of its own block).
+
+    Why: a row update waits for the previous one's velocity change (~40 dependent floating-point
+    operations: J v, the clamp, V += B delta), so one block leaves the core idle most of the time; the
+    other block's chain fills it. Returns the larger first-pass velocity change of the two [m/s]."""
+    fixed_parts(order, a0, a1, blk_a, layer, body_height, row_body, row_J, v_lin, v_ang, fixed_part, other_kind)
+    fixed_parts(order, a1, b1, blk_b, layer, body_height, row_body, row_J, v_lin, v_ang, fixed_part, other_kind)
+    na = a1 - a0
+    nb = b1 - a1
+    m = na if na > nb else nb
+    u0 = v_lin[blk_a, 0]
+    u1 = v_lin[blk_a, 1]
+    u2 = v_lin[blk_a, 2]
+    w0 = v_ang[blk_a, 0]
+    w1 = v_ang[blk_a, 1]
+    w2 = v_ang[blk_a, 2]
+    p0 = v_lin[blk_b, 0]
+    p1 = v_lin[blk_b, 1]
+    p2 = v_lin[blk_b, 2]
+    q0 = v_ang[blk_b, 0]
+    q1 = v_ang[blk_b, 1]
+    q2 = v_ang[blk_b, 2]
+    active_a = True
+    active_b = True
+    first_a = 0.0
+    first_b = 0.0
+    for it in range(block_iterations):
+        max_a = 0.0
+        max_b = 0.0
+        for j in range(m):
+            if active_a and j < na:
+                k = a0 + j
+                r = order[k]
+                inv_d = inv_diag[r]
+                if inv_d != 0.0:
+                    side = 0 if row_body[r, 0] == blk_a else 1
+                    lin = row_J[r, side, 0] * u0 + row_J[r, side, 1] * u1 + row_J[r, side, 2] * u2
+                    ang = row_J[r, side, 3] * w0 + row_J[r, side, 4] * w1 + row_J[r, side, 5] * w2
+                    if other_kind[k] == 0:
+                        jv = 0.0
+                        jv += lin
+                        jv += ang
+                    elif side == 0:
+                        jv = 0.0
+                        jv += lin
+                        jv += ang
+                        jv += fixed_part[k, 0]
+                        jv += fixed_part[k, 1]
+                    else:
+                        jv = fixed_part[k, 0]
+                        jv += lin
+                        jv += ang
+                    old = lam[r]
+                    lo = row_lo[r]
+                    hi = row_hi[r]
+                    link = row_link[r]
+                    if link >= 0:
+                        hi = row_mu[r] * lam[link]
+                        lo = -hi
+                    new = clamped_value(old, jv, inv_d, cfm + row_cfm[r], 1.0, row_bias[r], lo, hi)
+                    delta = new - old
+                    if delta != 0.0:
+                        lam[r] = new
+                        dv = abs(delta) / inv_d
+                        if dv > max_a:
+                            max_a = dv
+                        u0 += delta * row_B[r, side, 0]
+                        u1 += delta * row_B[r, side, 1]
+                        u2 += delta * row_B[r, side, 2]
+                        w0 += delta * row_B[r, side, 3]
+                        w1 += delta * row_B[r, side, 4]
+                        w2 += delta * row_B[r, side, 5]
+            if active_b and j < nb:
+                k = a1 + j
+                r = order[k]
+                inv_d = inv_diag[r]
+                if inv_d != 0.0:
+                    side = 0 if row_body[r, 0] == blk_b else 1
+                    lin = row_J[r, side, 0] * p0 + row_J[r, side, 1] * p1 + row_J[r, side, 2] * p2
+                    ang = row_J[r, side, 3] * q0 + row_J[r, side, 4] * q1 + row_J[r, side, 5] * q2
+                    if other_kind[k] == 0:
+                        jv = 0.0
+                        jv += lin
+                        jv += ang
+                    elif side == 0:
+                        jv = 0.0
+                        jv += lin
+                        jv += ang
+                        jv += fixed_part[k, 0]
+                        jv += fixed_part[k, 1]
+                    else:
+                        jv = fixed_part[k, 0]
+                        jv += lin
+                        jv += ang
+                    old = lam[r]
+                    lo = row_lo[r]
+                    hi = row_hi[r]
+                    link = row_link[r]
+                    if link >= 0:
+                        hi = row_mu[r] * lam[link]
+                        lo = -hi
+                    new = clamped_value(old, jv, inv_d, cfm + row_cfm[r], 1.0, row_bias[r], lo, hi)
+                    delta = new - old
+                    if delta != 0.0:
+                        lam[r] = new
+                        dv = abs(delta) / inv_d
+                        if dv > max_b:
+                            max_b = dv
+                        p0 += delta * row_B[r, side, 0]
+                        p1 += delta * row_B[r, side, 1]
+                        p2 += delta * row_B[r, side, 2]
+                        q0 += delta * row_B[r, side, 3]
+                        q1 += delta * row_B[r, side, 4]
+                        q2 += delta * row_B[r, side, 5]
+        if it == 0:
+            first_a = max_a
+            first_b = max_b
+        if active_a and max_a <= block_tolerance:
+            active_a = False
+        if active_b and max_b <= block_tolerance:
+            active_b = False
+        if not active_a and not active_b:
+            break
+    v_lin[blk_a, 0] = u0
+    v_lin[blk_a, 1] = u1
+    v_lin[blk_a, 2] = u2
+    v_ang[blk_a, 0] = w0
+    v_ang[blk_a, 1] = w1
+    v_ang[blk_a, 2] = w2
+    v_lin[blk_b, 0] = p0
+    v_lin[blk_b, 1] = p1
+    v_lin[blk_b, 2] = p2
+    v_ang[blk_b, 0] = q0
+    v_ang[blk_b, 1] = q1
+    v_ang[blk_b, 2] = q2
+    return first_a if first_a > first_b else first_b
+
+
+@kernel
 def correction_sweep(order, start, stop, layer, body_height, row_body, row_J, row_B, inv_diag, row_kind,
                      row_owner, contact_depth, slop, row_group, row_cfm, joint_target, lam_c, disp_lin, disp_ang):
     """One Gauss-Seidel sweep of the projection LCP (000 eq. 46) over the rows among
@@ -368,7 +575,8 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
     as in a tower course or a wall course), its blocks share no movable body, so each sweep runs
     the blocks in parallel (``prange``); every block computes exactly what the serial sweep
     computes, and the sweep's stopping test takes the max over blocks, so the result does not
-    depend on the thread count. Layers with touching siblings run serially.
+    depend on the thread count. Layers with touching siblings run serially, and so do the sweeps of
+    less than ``PARALLEL_MIN_LAYER_UPDATES`` row updates (a region per sweep costs more).
 
     Targets: the rows solve towards ``row_bias``. With ``collision_speed`` >= 0
     (``layer_targets="incremental"``) each layer's entries of ``row_bias`` are written when the layer
@@ -417,22 +625,28 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                 starts[nb] = k
                 nb += 1
         starts[nb] = s1
-        parallel = independent and nb >= PARALLEL_MIN_BLOCKS
+        blocks_apart = independent and nb >= PARALLEL_MIN_BLOCKS
+        parallel = blocks_apart and (s1 - s0) * block_iterations >= PARALLEL_MIN_LAYER_UPDATES
+        parallel_c = blocks_apart and s1 - s0 >= PARALLEL_MIN_LAYER_UPDATES
         per_block = np.zeros(nb)
         per_block_w = np.zeros(nb)
+        npairs = (nb + 1) // 2
         for _ in range(iterations):
             sweeps += 1
             if parallel:
-                for bi in prange(nb):
-                    per_block[bi] = block_sweep(layer_rows, starts[bi], starts[bi + 1], row_block, block_iterations,
-                                                block_tolerance, layer, body_height, row_body, row_J, row_B,
-                                                layer_inv_diag, row_bias, row_lo, row_hi, row_link, row_mu,
-                                                row_cfm, row_group, lam, v_lin, v_ang, cfm, fixed_part, other_kind)
-                dv = per_block.max() if nb > 0 else 0.0
+                # the blocks two by two (``block_sweep``'s pairs: the layer is independent)
+                for bi in prange(npairs):
+                    per_block[bi] = block_sweep(layer_rows, starts[2 * bi], starts[min(2 * bi + 2, nb)], row_block,
+                                                block_iterations, block_tolerance, layer, body_height, row_body,
+                                                row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi, row_link,
+                                                row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm, fixed_part,
+                                                other_kind, True)
+                dv = per_block[:npairs].max() if nb > 0 else 0.0
             else:
                 dv = block_sweep(layer_rows, s0, s1, row_block, block_iterations, block_tolerance, layer,
                                  body_height, row_body, row_J, row_B, layer_inv_diag, row_bias, row_lo, row_hi,
-                                 row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm, fixed_part, other_kind)
+                                 row_link, row_mu, row_cfm, row_group, lam, v_lin, v_ang, cfm, fixed_part, other_kind,
+                                 independent)
             if dv <= tolerance:
                 break
         for k in range(layer_body_start[layer], layer_body_start[layer + 1]):
@@ -446,7 +660,7 @@ def shock_propagation(layer_count, layer_row_start, layer_rows, layer_body_start
                     saved[i, 3 + c] = disp_ang[i, c]
         for _ in range(correction_iterations):
             correction_sweeps += 1
-            if parallel:
+            if parallel_c:
                 for bi in prange(nb):
                     wb, db = correction_sweep(layer_rows, starts[bi], starts[bi + 1], layer, body_height, row_body,
                                               row_J, row_B, layer_inv_diag, row_kind, row_owner, contact_depth, slop,
