@@ -39,15 +39,17 @@ KIND_VELOCITY = 1
 
 @kernel(exact=True, error_model="numpy")
 def _propagate(x0, d00, d01, d02, z, best, best_is_velocity, is_velocity, stamp_value, body_stamp, disp, visited,
-               body_contact_start, body_contacts, contact_body_a, contact_body_b, contact_normal, depth, body_fixed,
-               f_threshold, stack_body, stack_disp):
+               body_contact_start, body_contacts, slot_other, slot_normal, depth, body_fixed, f_threshold, stack_body,
+               stack_disp):
     """Alg. 3 for the candidate (x0, d0) of a contact whose other body is z. Fills disp[] of the
     visited bodies (body_stamp == stamp_value marks them; visited[0:count] lists them). Returns the
     number of displaced bodies, or -1 when the candidate is invalid (a push reached a fixed body or
     z) or -2 when it stopped early: it cannot beat ``best`` (a count, or a large number for none).
     stack_body (cap,), stack_disp (cap, 3): the caller's scratch for the depth-first stack (grown
-    locally if a search needs more). Arrays are indexed element by element, never sliced into
-    views: in Numba each view or helper call with arrays costs atomic reference counting."""
+    locally if a search needs more). slot_other / slot_normal: per entry q of the contact lists, the other
+    body of contact body_contacts[q] and its normal from the listed body towards it (``correct_batches``).
+    Arrays are indexed element by element, never sliced into views: in Numba each view or helper call with
+    arrays costs atomic reference counting."""
     if 1 > best or (1 == best and not (is_velocity and not best_is_velocity)):
         return -2  # the moved body alone already ties the best: it cannot win (§2.5 early abort)
     cap = stack_body.shape[0]
@@ -63,12 +65,11 @@ def _propagate(x0, d00, d01, d02, z, best, best_is_velocity, is_velocity, stamp_
         x = stack_body[top]
         dx0, dx1, dx2 = stack_disp[top, 0], stack_disp[top, 1], stack_disp[top, 2]
         for q in range(body_contact_start[x], body_contact_start[x + 1]):
-            c = body_contacts[q]
-            x_is_a = contact_body_a[c] == x
-            y = contact_body_b[c] if x_is_a else contact_body_a[c]
-            sign = 1.0 if x_is_a else -1.0  # n_XY: from x towards y
-            s = sign * (dx0 * contact_normal[c, 0] + dx1 * contact_normal[c, 1] + dx2 * contact_normal[c, 2])
-            dc = -depth[c] + f_threshold  # dC' = d - f_rem t_pen (Eq. 2.5.5)
+            y = slot_other[q]
+            # s = dX . n_XY, n_XY from x towards y (the list's copy, sign applied: the same bits as
+            # sign * (dX . n), since negation is exact)
+            s = dx0 * slot_normal[q, 0] + dx1 * slot_normal[q, 1] + dx2 * slot_normal[q, 2]
+            dc = -depth[body_contacts[q]] + f_threshold  # dC' = d - f_rem t_pen (Eq. 2.5.5)
             if not (s > 0.0 and s > dc):
                 continue
             if body_fixed[y] or y == z:  # Fig. 8 (a), (b)
@@ -244,6 +245,11 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
     lifting = lift_dir[0] != 0.0 or lift_dir[1] != 0.0 or lift_dir[2] != 0.0
     stack_body = np.empty(256, np.int64)
     stack_disp = np.empty((256, 3))
+    # the searches' view of the contact lists, entry by entry: the other body and the normal towards it. The
+    # search reads these in list order instead of each contact's bodies and normal scattered by contact id
+    # (pile1000 at dt 1/100, step 150: 2526 searches, 27274 bodies popped, 105109 contacts tested)
+    slot_other = np.empty(body_contacts.shape[0], np.int64)
+    slot_normal = np.empty((body_contacts.shape[0], 3))
     for jb in range(j0, j1):
         k = bin_batches[jb]
         cs, ce = batch_contact_start[k], batch_contact_start[k + 1]
@@ -266,6 +272,12 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
         for j in range(bs, be):
             x = batch_bodies[j]
             body_stamp[x] = 0
+            for q in range(body_contact_start[x], body_contact_start[x + 1]):
+                t = body_contacts[q]
+                x_is_a = contact_body_a[t] == x
+                slot_other[q] = contact_body_b[t] if x_is_a else contact_body_a[t]
+                for kk in range(3):
+                    slot_normal[q, kk] = contact_normal[t, kk] if x_is_a else -contact_normal[t, kk]
             if budget and not body_fixed[x] and not body_asleep[x] and body_inv_mass[x] > 0.0:
                 pool += dt * (gravity[0] * v[x, 0] + gravity[1] * v[x, 1] + gravity[2] * v[x, 2]) / body_inv_mass[x]
         trial = 0
@@ -282,8 +294,7 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
                 z = b if cand_body[i] == a else a
                 cnt = _propagate(cand_body[i], cand_disp[i, 0], cand_disp[i, 1], cand_disp[i, 2], z, best, best_vel,
                                  cand_vel[i], trial, body_stamp, disp, vis, body_contact_start, body_contacts,
-                                 contact_body_a, contact_body_b, contact_normal, depth, body_fixed, f_threshold,
-                                 stack_body, stack_disp)
+                                 slot_other, slot_normal, depth, body_fixed, f_threshold, stack_body, stack_disp)
                 if cnt > 0 and (not budget or _raised(cnt, vis, disp, body_inv_mass, gravity) <= pool):
                     best, best_i, best_vel = cnt, i, cand_vel[i]
             if best_i < 0 and lifting:   # Fig. 8 everywhere: try the lifts (each moves one body against gravity)
@@ -294,8 +305,8 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
                     z = b if cand_body[i] == a else a
                     cnt = _propagate(cand_body[i], cand_disp[i, 0], cand_disp[i, 1], cand_disp[i, 2], z, best,
                                      best_vel, cand_vel[i], trial, body_stamp, disp, vis, body_contact_start,
-                                     body_contacts, contact_body_a, contact_body_b, contact_normal, depth, body_fixed,
-                                     f_threshold, stack_body, stack_disp)
+                                     body_contacts, slot_other, slot_normal, depth, body_fixed, f_threshold,
+                                     stack_body, stack_disp)
                     if cnt > 0 and (not budget or _raised(cnt, vis, disp, body_inv_mass, gravity) <= pool):
                         best, best_i, best_vel = cnt, i, cand_vel[i]
             in_list[c] = False
@@ -306,8 +317,7 @@ def correct_batches(j0, j1, bin_batches, batch_contact_start, batch_contacts, ba
             z = b if cand_body[best_i] == a else a
             cnt = _propagate(cand_body[best_i], cand_disp[best_i, 0], cand_disp[best_i, 1], cand_disp[best_i, 2], z,
                              1 << 62, False, True, trial, body_stamp, disp, vis, body_contact_start, body_contacts,
-                             contact_body_a, contact_body_b, contact_normal, depth, body_fixed, f_threshold,
-                             stack_body, stack_disp)
+                             slot_other, slot_normal, depth, body_fixed, f_threshold, stack_body, stack_disp)
             stats[k, 1] += 1
             if budget:
                 pool -= _raised(cnt, vis, disp, body_inv_mass, gravity)
