@@ -44,7 +44,7 @@ from tumble._core.dynamics.integrate import (
     pushed_start,
 )
 from tumble._core.rows import PAIR_COLUMNS, repack_changed_rows
-from tumble._core.solvers.pgs.kernels import pseudo_correction, relax_pgs_pairs, solve_pgs_pairs
+from tumble._core.solvers.pgs.kernels import contact_substeps, pseudo_correction, relax_pgs_pairs, solve_pgs_pairs
 
 
 @kernel
@@ -119,3 +119,43 @@ def contact_step(contact_count, contact_body_a, contact_body_b, contact_point, c
     bad, deepest = finish_bodies(body_position, body_orientation, body_linear_velocity, body_angular_velocity,
                                  body_force, body_torque, body_count, contact_depth, contact_count)
     return rows, iters, merit, bad, deepest
+
+
+@kernel
+def contact_substep_step(contact_count, contact_body_a, contact_body_b, contact_point, contact_normal, contact_depth,
+                         contact_friction, contact_restitution, contact_normal_impulse, contact_friction_impulse,
+                         contact_key, body_position, body_orientation, body_linear_velocity, body_angular_velocity,
+                         body_mass, body_inv_mass, body_inertia_local, body_inv_inertia_local, body_inv_inertia_world,
+                         body_force, body_torque, body_fixed, body_contact_count, body_count, gravity, dt, substeps,
+                         baumgarte, slop, max_correction_speed, restitution_threshold, friction_model, gravity_norm,
+                         warm_start, split_speed, gyroscopic, midpoint, linear_damping, angular_damping, block,
+                         sweeps, tolerance, relax_iterations, record_merit, active_set, guard, row_turn_tolerance,
+                         turn_tolerance, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi,
+                         row_link, row_mu, row_kind, row_lambda, row_owner, row_cfm, row_group):
+    """The substepped pgs step (``PGSSolver._substeps``) of a small world with contact rows only, after the
+    collision, in one kernel call: the contact rows (``prepare_contact_rows_small``), the substep loop
+    (``kernels.contact_substeps``, ``substeps`` of dt / substeps), the step's impulses stored for the next
+    warm start (``store_contact_impulses``) and the finish's body check (``finish_bodies``): the calls the
+    staged path makes, in its order, so the same bits (``tests/determinism/test_fused_substeps.py``).
+    Returns (rows, sweeps done, last theta, (substeps,) theta per substep as ``contact_substeps`` fills
+    it, first non-finite body or -1, deepest overlap [m])."""
+    rows = prepare_contact_rows_small(
+        contact_count, contact_body_a, contact_body_b, contact_point, contact_normal, contact_depth, contact_friction,
+        contact_restitution, contact_normal_impulse, contact_friction_impulse, body_position, body_linear_velocity,
+        body_angular_velocity, body_inv_mass, body_mass, body_inv_inertia_world, body_fixed, body_contact_count,
+        body_count, dt, baumgarte, slop, max_correction_speed, restitution_threshold, friction_model, gravity_norm,
+        warm_start, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax, row_lo, row_hi, row_link, row_mu,
+        row_kind, row_lambda, row_owner, row_cfm, row_group)
+    merits = np.zeros(substeps)
+    iters, merit, total = contact_substeps(
+        substeps, dt / substeps, contact_count, block, row_body, row_J, row_B, row_inv_diag, row_bias, row_bias_relax,
+        row_lo, row_hi, row_link, row_mu, row_cfm, row_group, row_lambda, contact_key, contact_depth, body_position,
+        body_orientation, body_linear_velocity, body_angular_velocity, body_mass, body_inv_mass, body_inertia_local,
+        body_inv_inertia_local, body_inv_inertia_world, body_force, body_torque, body_fixed, body_count, gravity,
+        gyroscopic, midpoint, linear_damping, angular_damping, baumgarte / dt, slop, max_correction_speed, split_speed,
+        sweeps, tolerance, relax_iterations, record_merit, merits, active_set, row_turn_tolerance, turn_tolerance,
+        guard)
+    store_contact_impulses(contact_count, 0, row_J, total, contact_normal_impulse, contact_friction_impulse)
+    bad, deepest = finish_bodies(body_position, body_orientation, body_linear_velocity, body_angular_velocity,
+                                 body_force, body_torque, body_count, contact_depth, contact_count)
+    return rows, iters, merit, merits, bad, deepest
