@@ -455,33 +455,29 @@ def block_sweep_with(manifold_start, manifold_count, row_count, row_body, row_J,
 
 
 @kernel
-def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C, row_bias, row_lo, row_hi, row_link,
-                     row_mu, row_lambda, v_lin, v_ang, active_set, K, W, vec, ind):
-    """``block_sweep_with`` on the compact rows (``rows.pack_pair_rows``) of a system of contact rows
-    only (no constraint force mixing, no groups; rows after the manifolds' take scalar updates): the
-    same operations in the same order (``rows.pair_rows_scalar``; K, J v and B delta below are the J / B
-    reads of the pairwise layout term by term), so the same bits, with 144 bytes read a row instead of
-    200 and no array-taking helper per row (issue 19; kernel rule 2). Returns the largest velocity
-    change along a row [m/s]."""
-    res = vec[0]
-    y = vec[1]
-    x = vec[2]
-    idx = ind[0]
-    act = ind[1]
-    max_dv = 0.0
-    contacts = manifold_start[manifold_count]
+def manifold_blocks(manifold_start, manifold_count, row_body, row_C, changed, block_K, block_L, block_scale):
+    """Each manifold's normal block for ``block_sweep_pair``, from the compact rows: K = J_n M^-1 J_n^T
+    (g x g, 2 <= g <= 4 points; ``block_K[m]``), its largest diagonal entry (``block_scale[m]``) and the
+    Cholesky factor L of K + 1e-9 max K_ii I (lower triangle of ``block_L[m]``), which is what
+    ``manifold_lcp`` factors on its first pass (every point active). K depends on the rows' J and B only,
+    which stay those of the packing for all the sweeps of a step's substeps (``rows.pack_pair_rows``)
+    until ``repack_changed_rows`` rebuilds some: the sweeps formed K and the factor at every visit of
+    every sweep (24 visits per step at the pgs defaults) from the same numbers, so the same operations
+    here give the same bits. ``changed`` (bodies,) bool: only the manifolds with a body marked there
+    (the rows repack_changed_rows repacked; a manifold's points share their two bodies); zero-length:
+    every manifold."""
+    every = changed.shape[0] == 0
     for m in range(manifold_count):
         c0 = manifold_start[m]
         g = manifold_start[m + 1] - c0
         if g < 2 or g > 4:
-            dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), 0, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
-                                  row_lambda, v_lin, v_ang)
-            max_dv = max(max_dv, dv)
             continue
-        # friction first, bounded by the normal impulses of the last visit
-        dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), 1, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
-                              row_lambda, v_lin, v_ang)
-        max_dv = max(max_dv, dv)
+        r0 = 3 * c0
+        if not every:
+            ia = row_body[r0, 0]
+            ib = row_body[r0, 1]
+            if not ((ia >= 0 and changed[ia]) or (ib >= 0 and changed[ib])):
+                continue
         scale = 0.0
         for i in range(g):
             ri = 3 * (c0 + i)
@@ -505,9 +501,132 @@ def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C,
                     s += row_C[ri, 6] * row_C[rk, 12]
                     s += row_C[ri, 7] * row_C[rk, 13]
                     s += row_C[ri, 8] * row_C[rk, 14]
-                K[i, k] = s
-                K[k, i] = s
-            scale = max(scale, K[i, i])
+                block_K[m, i, k] = s
+                block_K[m, k, i] = s
+            scale = max(scale, block_K[m, i, i])
+        block_scale[m] = scale
+        # manifold_lcp's first pass with every point active: W = K + 1e-9 scale I, W = L L^T in place
+        for a in range(g):
+            for q in range(a + 1):
+                block_L[m, a, q] = block_K[m, a, q]
+            block_L[m, a, a] += 1e-9 * scale
+        for a in range(g):
+            for q in range(a + 1):
+                s = block_L[m, a, q]
+                for p in range(q):
+                    s -= block_L[m, a, p] * block_L[m, q, p]
+                if a == q:
+                    block_L[m, a, a] = math.sqrt(max(s, 1e-300))
+                else:
+                    block_L[m, a, q] = s / block_L[m, q, q]
+
+
+@kernel(inline="always")
+def manifold_lcp_cached(g, m, scale, active_set, block_K, block_L, W, res, y, x, idx, act):
+    """``manifold_lcp`` for manifold ``m`` with K and the first pass's factor from ``manifold_blocks``
+    (``block_K[m]``, ``block_L[m]``): the first pass (every point active) only substitutes; a later pass
+    (points dropped) factors its K as ``manifold_lcp`` does. The same operations on the same numbers,
+    so the same bits."""
+    solved = False
+    for attempt in range(g if active_set else 1):
+        n_a = 0
+        for i in range(g):
+            if act[i]:
+                idx[n_a] = i
+                n_a += 1
+        if n_a == 0:
+            break
+        if attempt == 0:     # every point active (the caller sets act): idx is 0..g-1, the factor is cached
+            for a in range(n_a):
+                y[a] = res[a]
+            for a in range(n_a):
+                s = y[a]
+                for p in range(a):
+                    s -= block_L[m, a, p] * y[p]
+                y[a] = s / block_L[m, a, a]
+            for a in range(n_a - 1, -1, -1):
+                s = y[a]
+                for p in range(a + 1, n_a):
+                    s -= block_L[m, p, a] * y[p]
+                y[a] = s / block_L[m, a, a]
+        else:
+            for a in range(n_a):
+                for q in range(a + 1):
+                    W[a, q] = block_K[m, idx[a], idx[q]]
+                W[a, a] += 1e-9 * scale
+                y[a] = res[idx[a]]
+            # Cholesky W = L L^T (lower triangle, in place), then y <- W^-1 y
+            for a in range(n_a):
+                for q in range(a + 1):
+                    s = W[a, q]
+                    for p in range(q):
+                        s -= W[a, p] * W[q, p]
+                    if a == q:
+                        W[a, a] = math.sqrt(max(s, 1e-300))
+                    else:
+                        W[a, q] = s / W[q, q]
+            for a in range(n_a):
+                s = y[a]
+                for p in range(a):
+                    s -= W[a, p] * y[p]
+                y[a] = s / W[a, a]
+            for a in range(n_a - 1, -1, -1):
+                s = y[a]
+                for p in range(a + 1, n_a):
+                    s -= W[p, a] * y[p]
+                y[a] = s / W[a, a]
+        negative = False
+        for i in range(g):
+            x[i] = 0.0
+        for a in range(n_a):
+            x[idx[a]] = y[a]
+            if y[a] < 0.0:
+                negative = True
+                act[idx[a]] = 0
+        if negative:
+            continue        # (the last pass, without active_set: the caller's scalar updates)
+        solved = True
+        for i in range(g):
+            if not act[i]:
+                s = -res[i]
+                for k in range(g):
+                    s += block_K[m, i, k] * x[k]
+                if s < -1e-9 * (abs(res[i]) + 1e-300):
+                    solved = False
+        break
+    return solved
+
+
+@kernel
+def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C, row_bias, row_lo, row_hi, row_link,
+                     row_mu, row_lambda, v_lin, v_ang, active_set, block_K, block_L, block_scale, W, vec, ind):
+    """``block_sweep_with`` on the compact rows (``rows.pack_pair_rows``) of a system of contact rows
+    only (no constraint force mixing, no groups; rows after the manifolds' take scalar updates): the
+    same operations in the same order (``rows.pair_rows_scalar``; J v and B delta below are the J / B
+    reads of the pairwise layout term by term; each manifold's K, max K_ii and the Cholesky factor of
+    its full active set come from ``manifold_blocks``, computed when the rows were packed), so the same
+    bits, with 144 bytes read a row instead of 200 and no array-taking helper per row (issue 19; kernel
+    rule 2). Returns the largest velocity change along a row [m/s]."""
+    res = vec[0]
+    y = vec[1]
+    x = vec[2]
+    idx = ind[0]
+    act = ind[1]
+    max_dv = 0.0
+    contacts = manifold_start[manifold_count]
+    for m in range(manifold_count):
+        c0 = manifold_start[m]
+        g = manifold_start[m + 1] - c0
+        if g < 2 or g > 4:
+            dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), 0, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
+                                  row_lambda, v_lin, v_ang)
+            max_dv = max(max_dv, dv)
+            continue
+        # friction first, bounded by the normal impulses of the last visit
+        dv = pair_rows_scalar(3 * c0, 3 * (c0 + g), 1, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu,
+                              row_lambda, v_lin, v_ang)
+        max_dv = max(max_dv, dv)
+        scale = block_scale[m]
         if scale <= 0.0:
             continue
         for i in range(g):
@@ -526,11 +645,11 @@ def block_sweep_pair(manifold_start, manifold_count, row_count, row_body, row_C,
                 jv += row_C[ri, 6] * v_ang[ib, 0] + row_C[ri, 7] * v_ang[ib, 1] + row_C[ri, 8] * v_ang[ib, 2]
             s = row_bias[ri] - jv
             for k in range(g):
-                s += K[i, k] * row_lambda[3 * (c0 + k)]
+                s += block_K[m, i, k] * row_lambda[3 * (c0 + k)]
             res[i] = s
             act[i] = 1
             x[i] = 0.0
-        if manifold_lcp(g, scale, active_set, K, W, res, y, x, idx, act):
+        if manifold_lcp_cached(g, m, scale, active_set, block_K, block_L, W, res, y, x, idx, act):
             for i in range(g):
                 ri = 3 * (c0 + i)
                 delta = x[i] - row_lambda[ri]
@@ -758,6 +877,12 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
     # refresh_turned_rows below): the same bits as pgs_sweep on J and B, ~20 % less time a row
     row_C = np.empty((rows, PAIR_COLUMNS))
     pack_pair_rows(rows, row_body, row_J, row_B, row_inv_diag, body_inv_mass, row_C)
+    # each manifold's normal block K and the factor of its full active set, for every sweep of the step
+    # (kept in step with repack_changed_rows below)
+    block_K = np.empty((manifolds, 4, 4))
+    block_L = np.empty((manifolds, 4, 4))
+    block_scale = np.zeros(manifolds)
+    manifold_blocks(starts, manifolds, row_body, row_C, np.zeros(0, dtype=np.bool_), block_K, block_L, block_scale)
     for sub in range(substeps):
         deep = substep_contact_targets(contact_count, row_body, row_J, contact_depth,
                                        restitution if sub == 0 else no_bounce, disp_lin, disp_ang, beta, slop,
@@ -775,8 +900,8 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
         for _ in range(sweeps):
             if manifolds > 0:
                 dv = block_sweep_pair(starts, manifolds, rows, row_body, row_C, row_bias, row_lo, row_hi, row_link,
-                                      row_mu, row_lambda, body_linear_velocity, body_angular_velocity, active_set, K, W,
-                                      vec, ind)
+                                      row_mu, row_lambda, body_linear_velocity, body_angular_velocity, active_set,
+                                      block_K, block_L, block_scale, W, vec, ind)
             else:
                 dv = sweep_pair_rows(0, rows, row_body, row_C, row_bias, row_lo, row_hi, row_link, row_mu, row_lambda,
                                      body_linear_velocity, body_angular_velocity)
@@ -808,13 +933,14 @@ def contact_substeps(substeps, h, contact_count, block, row_body, row_J, row_B, 
                                body_inv_inertia_local, body_inv_inertia_world, body_fixed, body_count, changed,
                                row_turn_tolerance) > 0:
             repack_changed_rows(rows, row_body, row_J, row_B, row_inv_diag, body_inv_mass, changed, row_C)
+            manifold_blocks(starts, manifolds, row_body, row_C, changed, block_K, block_L, block_scale)
         mark_turned_bodies(body_count, body_fixed, disp_ang, reach, turn_tolerance, turned)
         if relax_iterations > 0:
             if manifolds > 0:     # relax_pgs_blocks with this loop's work arrays, on the compact rows
                 for _ in range(relax_iterations):
                     block_sweep_pair(starts, manifolds, rows, row_body, row_C, row_bias_relax, row_lo, row_hi,
                                      row_link, row_mu, row_lambda, body_linear_velocity, body_angular_velocity,
-                                     active_set, K, W, vec, ind)
+                                     active_set, block_K, block_L, block_scale, W, vec, ind)
             else:       # relax_pgs on the compact rows
                 for _ in range(relax_iterations):
                     sweep_pair_rows(0, rows, row_body, row_C, row_bias_relax, row_lo, row_hi, row_link, row_mu,

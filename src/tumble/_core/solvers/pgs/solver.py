@@ -21,6 +21,7 @@ from tumble._core.dynamics.joints import tree as joint_tree
 from tumble._core.dynamics.joints.rows import load_joint_impulses
 from tumble._core.dynamics.joints.tree import JointTree
 from tumble._core.rows import PAIR_COLUMNS, repack_changed_rows
+from tumble._core.solvers.pgs.fused_step import contact_step, contact_substep_step
 from tumble._core.solvers.pgs.joint_step import joint_tree_step
 from tumble._core.solvers.pgs.kernels import (
     accumulate_displacement,
@@ -44,7 +45,7 @@ from tumble._core.solvers.pgs.kernels import (
 )
 from tumble._core.solvers.pgs.settings import PGSSettings
 from tumble._core.solvers.protocol import Capabilities, Solver
-from tumble._core.types import JOINT_BASE_ROWS
+from tumble._core.types import FRICTION_COULOMB, FRICTION_FIXED, JOINT_BASE_ROWS
 
 _EMPTY = np.zeros(0)
 
@@ -150,6 +151,10 @@ class PGSSolver(Solver):
         if substeps:
             self._substeps(core, dt, prof, t)
             return contacts
+        if 0 < c.count < stages.PARALLEL_MIN_CONTACTS and not core.profile_stages and not core.joint_layout.row_total \
+                and s.position_correction == "relax" and not s.normal_block_solve and not s.record_merit:
+            self._contact_step(core, dt, prof, t)
+            return contacts
         offset = stages.prepare_rows(core, dt)
         split = s.position_correction == "split"
         tree = None if split else self._tree(core, dt)
@@ -247,6 +252,64 @@ class PGSSolver(Solver):
         stages.project_joints(core, dt, tree, skip_settled=s.joint_pass_skip_settled)
         stages.lap(prof, "joints", t)
         return contacts
+
+    def _contact_substep_step(self, core, dt, prof, t):
+        """``_substeps`` for a small world's contact rows only: the rows, the substep loop, the impulses and
+        the finish's body check in one kernel call (``fused_step.contact_substep_step``, bit for bit;
+        ``core.finished`` carries the check's result)."""
+        b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
+        g = core.gravity
+        self._joint_tree = None
+        r.reserve(3 * c.count + 1)
+        rows, iters, merit, merits, bad, deepest = contact_substep_step(
+            c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
+            c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
+            c.contact_key, b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity,
+            b.body_mass, b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_local, b.body_inv_inertia_world,
+            b.body_force, b.body_torque, b.body_fixed, b.body_contact_count, b.count, g, dt, s.substeps, s.baumgarte,
+            s.slop, s.max_correction_speed, s.restitution_threshold,
+            FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB,
+            math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]), bool(s.warm_start), s.split_speed,
+            stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping, s.angular_damping,
+            bool(s.normal_block_solve), s.substep_iterations, s.tolerance, s.relax_iterations, bool(s.record_merit),
+            bool(s.normal_block_active_set), bool(s.pushed_energy_guard), ROW_TURN_TOLERANCE, TURN_TOLERANCE,
+            r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo, r.row_hi,
+            r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+        r.count = rows
+        core.joint_row_offset = rows
+        core.counters["joint_rows"] = 0
+        stages.solve_counters(core, iters, merit, merits if s.record_merit else _EMPTY)
+        core.finished = (bad, deepest)
+        stages.lap(prof, "substeps", t)
+
+    @staticmethod
+    def _contact_step(core, dt, prof, t):
+        """The rest of ``step`` for a small world's contact rows only, one solve, scalar sweeps: the
+        stages below ``step``'s collision in one kernel call, the finish's body check included
+        (``fused_step.contact_step``, bit for bit; ``core.finished`` carries its result)."""
+        b, c, r, s = core.bodies, core.contacts, core.rows, core.settings
+        g = core.gravity
+        r.reserve(3 * c.count + 1)
+        rows, iters, merit, bad, deepest = contact_step(
+            c.count, c.contact_body_a, c.contact_body_b, c.contact_point, c.contact_normal, c.contact_depth,
+            c.contact_friction, c.contact_restitution, c.contact_normal_impulse, c.contact_friction_impulse,
+            b.body_position, b.body_orientation, b.body_linear_velocity, b.body_angular_velocity, b.body_mass,
+            b.body_inv_mass, b.body_inertia_local, b.body_inv_inertia_local, b.body_inv_inertia_world, b.body_force,
+            b.body_torque, b.body_fixed, b.body_contact_count, b.count, g, dt, s.baumgarte, s.slop,
+            s.max_correction_speed, s.restitution_threshold,
+            FRICTION_FIXED if s.friction_model == "fixed" else FRICTION_COULOMB,
+            math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]), bool(s.warm_start), s.split_speed,
+            stages.velocity_gyroscopic(s), stages.free_rotation(s), s.linear_damping, s.angular_damping, s.iterations,
+            s.tolerance, s.relax_iterations, bool(s.normal_block_active_set), bool(s.pushed_energy_guard),
+            ROW_TURN_TOLERANCE, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias, r.row_bias_relax, r.row_lo,
+            r.row_hi, r.row_link, r.row_mu, r.row_kind, r.row_lambda, r.row_owner, r.row_cfm, r.row_group)
+        r.count = rows
+        core.joint_row_offset = rows
+        k = core.counters
+        k["joint_rows"] = 0
+        k["iterations"], k["merit"], k["rows"] = int(iters), float(merit), int(rows)
+        core.finished = (bad, deepest)
+        stages.lap(prof, "contact_step", t)
 
     def _tree(self, core, h):
         """The joint tree of this step (``joints.tree``) when the joints' equality rows are solved
@@ -392,6 +455,9 @@ class PGSSolver(Solver):
         the cache and the reported impulses hold their sum over the step, the next step's warm start
         divides it by n again."""
         b, r, s, c = core.bodies, core.rows, core.settings, core.contacts
+        if 0 < c.count < stages.PARALLEL_MIN_CONTACTS and not core.joint_layout.row_total and not core.profile_stages:
+            self._contact_substep_step(core, dt, prof, t)
+            return
         offset = stages.prepare_rows(core, dt, joint_rows_now=False)    # every substep writes the joint rows
         rows = r.count
         joint_rows = rows - offset
