@@ -19,7 +19,13 @@ from tumble._core.rows import (
     warm_start,
     warm_start_pairs,
 )
-from tumble._core.solvers.pgs.kernels import block_scratch, block_sweep_pair, block_sweep_with, manifold_starts_of
+from tumble._core.solvers.pgs.kernels import (
+    block_scratch,
+    block_sweep_pair,
+    block_sweep_with,
+    manifold_blocks,
+    manifold_starts_of,
+)
 
 
 def _mixed_world():
@@ -156,12 +162,15 @@ def test_block_sweep_pair_is_block_sweep_with_bit_for_bit(name, active_set):
     warm_start(s, r.row_body, r.row_B, ref[0], ref[1], ref[2])
     warm_start_pairs(s, r.row_body, C, new[0], new[1], new[2])
     K, W, vec, ind = block_scratch()
+    block_K, block_L = np.empty((manifolds, 4, 4)), np.empty((manifolds, 4, 4))
+    block_scale = np.zeros(manifolds)
+    manifold_blocks(starts, manifolds, r.row_body, C, np.zeros(0, dtype=np.bool_), block_K, block_L, block_scale)
     for _ in range(6):
         dv_ref = block_sweep_with(starts, manifolds, s, r.row_body, r.row_J, r.row_B, r.row_inv_diag, r.row_bias,
                                   r.row_lo, r.row_hi, r.row_link, r.row_mu, r.row_cfm, r.row_group, *ref, active_set,
                                   K, W, vec, ind)
         dv_new = block_sweep_pair(starts, manifolds, s, r.row_body, C, r.row_bias, r.row_lo, r.row_hi, r.row_link,
-                                  r.row_mu, *new, active_set, K, W, vec, ind)
+                                  r.row_mu, *new, active_set, block_K, block_L, block_scale, W, vec, ind)
         assert dv_new == dv_ref and dv_ref > 0.0
         for a, x in zip(ref, new):
             np.testing.assert_array_equal(a, x)
