@@ -26,6 +26,7 @@ from tumble._core.collision.broad_phase import checked_incremental_pairs
 from tumble._core.collision.geoms import refresh_geoms
 from tumble._core.collision.hull import HullArrays
 from tumble._core.collision.narrow_phase import PAIR_CHUNK, PARALLEL_MIN_PAIRS, collide_pairs_serial, compact_chunks
+from tumble._core.collision.pair_filter import filter_pairs
 from tumble._core.config import kernel
 from tumble._core.contact.cache import match_cache
 from tumble._core.dynamics.integrate import first_nonfinite_body, free_flight
@@ -144,13 +145,15 @@ def detect(body_orientation, body_inv_inertia_local, body_inv_inertia_world, bod
            contact_body_a, contact_body_b, contact_key, contact_feature, contact_point, contact_normal, contact_depth,
            contact_friction, contact_restitution, contact_normal_impulse, contact_friction_impulse, contact_match,
            contact_warm, prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse, prev_point,
-           radius):
+           radius, excluded):
     """The collision stage of a steady step in one call: ``refresh_geoms`` (boxes grown by
-    ``box_margin``), the broad phase's steady update on the fat boxes, and when the pairs are fewer than
+    ``box_margin``), the broad phase's steady update on the fat boxes, ``filter_pairs`` when ``excluded``
+    (sorted body pair keys: joined bodies, disable_collision) is not empty, and when the pairs are fewer than
     PARALLEL_MIN_PAIRS and the contact arrays hold 4 per pair + 1 (what ``stages.collide_pairs``
     reserves), the serial narrow phase (``margin``) and ``match_cache`` (``_narrow_and_match``): the
     kernels ``stages.collide`` calls, in its order, so bit for bit the same. Returns (outcome, keys,
-    pair count, added, removed, swaps, pairs, points, hits): DETECTED (all done), PAIRS (the broad phase
+    pair count, added, removed, swaps, pairs, points, hits, kept): ``kept`` the pairs left after the
+    filter (the narrow phase's pairs, ``pairs``' rows). DETECTED (all done), PAIRS (the broad phase
     updated, the narrow phase is the caller's: too many pairs or too small a contact store) or FALLBACK
     (a bad box or a changed owner: nothing after the boxes was done; the caller runs the broad phase's
     full update)."""
@@ -162,15 +165,17 @@ def detect(body_orientation, body_inv_inertia_local, body_inv_inertia_world, bod
         ep_val, ep_id, ep_aux, geom_count, old_box, new_box, geom_fat_min, geom_fat_max, old_body, old_static,
         geom_body, geom_static, keys, m)
     if bad >= 0 or changed:
-        return FALLBACK, keys, m, 0, 0, 0, pairs, 0, 0
-    if m >= PARALLEL_MIN_PAIRS or 4 * m + 1 > contact_key.shape[0]:
-        return PAIRS, keys, m, added, removed, swaps, pairs, 0, 0
-    if m == 0:      # nothing touches: no narrow phase, no cache to match
-        return DETECTED, keys, m, added, removed, swaps, pairs, 0, 0
+        return FALLBACK, keys, m, 0, 0, 0, pairs, 0, 0, 0
+    kept_pairs = filter_pairs(pairs, geom_body, excluded)    # all of them when nothing is excluded
+    kept = kept_pairs.shape[0]
+    if kept >= PARALLEL_MIN_PAIRS or 4 * kept + 1 > contact_key.shape[0]:
+        return PAIRS, keys, m, added, removed, swaps, kept_pairs, 0, 0, kept
+    if kept == 0:      # nothing touches: no narrow phase, no cache to match
+        return DETECTED, keys, m, added, removed, swaps, kept_pairs, 0, 0, 0
     hulls = HullArrays(vert_start, vert_count, verts, face_start, face_count, face_normal, face_offset,
                        face_vert_start, face_vert_count, face_verts, edge_start, edge_count, edges, edge_faces,
                        hull_radius)
-    count, hits = _narrow_and_match(pairs, m, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
+    count, hits = _narrow_and_match(kept_pairs, kept, geom_body, geom_type, geom_size, geom_hull, geom_world_position,
                                     geom_world_rotation, geom_friction, geom_restitution, geom_aabb_min,
                                     geom_aabb_max, hulls, margin, geom_pad, contact_geom_a, contact_geom_b,
                                     contact_body_a, contact_body_b, contact_key, contact_feature, contact_point,
@@ -178,4 +183,4 @@ def detect(body_orientation, body_inv_inertia_local, body_inv_inertia_world, bod
                                     contact_normal_impulse, contact_friction_impulse, contact_match, contact_warm,
                                     prev_count, prev_key, prev_feature, prev_normal_impulse, prev_friction_impulse,
                                     prev_point, radius)
-    return DETECTED, keys, m, added, removed, swaps, pairs, count, hits
+    return DETECTED, keys, m, added, removed, swaps, kept_pairs, count, hits, kept

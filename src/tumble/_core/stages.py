@@ -82,8 +82,7 @@ def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None,
     step will close are detected now. Returns the contact count."""
     b, g, s = core.bodies, core.geoms, core.settings
     margin = s.contact_margin if margin is None else margin
-    if pad_dt <= 0.0 and not core.profile_stages and core.broad_phase.steady(g.count) \
-            and not core.joint_layout.excluded_keys.shape[0]:
+    if pad_dt <= 0.0 and not core.profile_stages and core.broad_phase.steady(g.count):
         return _collide_fused(core, prof, t, warm, margin)
     h = core.hull_arrays
     # body frames, geom poses and tight boxes, then the fat boxes (rebuilt for every geometry whenever
@@ -106,8 +105,9 @@ def collide(core, prof: dict, t: float, warm: bool, margin: float | None = None,
 
 
 def _collide_fused(core, prof: dict, t: float, warm: bool, margin: float) -> int:
-    """``collide`` without padding or excluded pairs, on a steady broad phase, in one kernel call
-    (``fused.detect``: the same kernels in the same order, bit for bit), unless the pairs are many or
+    """``collide`` without padding, on a steady broad phase, in one kernel call (``fused.detect``: the
+    same kernels in the same order, the pair filter of joined and excluded bodies included, bit for
+    bit), unless the pairs are many or
     the contact store too small (then the narrow phase and the cache as ``collide_pairs``) or a box is
     bad or an owner changed (then the broad phase's full update first). The call's time goes to the
     profile's "narrow" (the broad phase and the cache included). Measured (stack10 after 300 steps, pgs
@@ -117,7 +117,7 @@ def _collide_fused(core, prof: dict, t: float, warm: bool, margin: float) -> int
     b, g, bp, hull = core.bodies, core.geoms, core.broad_phase, core.hull_arrays
     n = g.count
     new, old = core.contacts_previous, core.contacts     # this detection fills the other store
-    outcome, keys, m, added, removed, swaps, pairs, count, hits = detect(
+    outcome, keys, m, added, removed, swaps, pairs, count, hits, kept = detect(
         b.body_orientation, b.body_inv_inertia_local, b.body_inv_inertia_world, b.count, b.body_position, g.geom_body,
         g.geom_type, g.geom_size, g.geom_local_position, g.geom_local_orientation, n, margin + AABB_TOLERANCE,
         g.geom_world_position, g.geom_world_rotation, g.geom_aabb_min, g.geom_aabb_max, g.geom_hull, g.geom_radius,
@@ -127,7 +127,8 @@ def _collide_fused(core, prof: dict, t: float, warm: bool, margin: float) -> int
         new.contact_feature, new.contact_point, new.contact_normal, new.contact_depth, new.contact_friction,
         new.contact_restitution, new.contact_normal_impulse, new.contact_friction_impulse, new.contact_match,
         new.contact_warm, old.count if warm else 0, old.contact_key, old.contact_feature, old.contact_normal_impulse,
-        old.contact_friction_impulse, old.contact_point, float(getattr(core.settings, "warm_start_radius", 0.0)))
+        old.contact_friction_impulse, old.contact_point, float(getattr(core.settings, "warm_start_radius", 0.0)),
+        core.joint_layout.excluded_keys)
     core.fat_count = n
     if outcome == FALLBACK:     # a bad box (raises) or a changed owner (re-initialises)
         pairs = bp.update(g.geom_fat_min, g.geom_fat_max, g.geom_body, g.geom_static, n)
@@ -138,7 +139,7 @@ def _collide_fused(core, prof: dict, t: float, warm: bool, margin: float) -> int
     core.contacts, core.contacts_previous = new, old
     new.count = count
     counters = core.counters
-    counters["pairs"] = m
+    counters["pairs"] = kept
     counters["cache_hits"] = hits
     lap(prof, "narrow", t)
     return count
