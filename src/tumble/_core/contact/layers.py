@@ -273,8 +273,10 @@ def rest_order_heights(row_count, row_body, row_kind, row_J, up, rest_cos, body_
     support of a body is final before the body is visited. Heights only grow; a row's layer stays
     max(h_a, h_b) - 1 and its lower side may now be more than one height below (fixated:
     ``rows.movable`` tests height > layer). Bodies with a joint row keep their height (an
-    articulation shares one height, ``articulated_heights``), and so do the free-floating ones
-    (their height is the largest already). Cost: a sort of the bodies and one pass over the rows."""
+    articulation shares one height, ``articulated_heights``), and so do the roots (height 1: a fixed
+    body supports them; raised, a letter lying on the incline and on another letter waited for that
+    one and inclined_letters' deepest overlap went 7.0 -> 10.6 mm). Cost: a sort of the bodies and
+    one pass over the rows."""
     jointed = np.zeros(body_count, dtype=np.bool_)
     deg = np.zeros(body_count + 1, dtype=np.int64)
     for pass_ in range(2):
@@ -321,7 +323,7 @@ def rest_order_heights(row_count, row_body, row_kind, row_J, up, rest_cos, body_
         i = order[k]
         if body_fixed[i]:
             continue
-        if not jointed[i]:
+        if not jointed[i] and body_height[i] != 1:
             h = body_height[i]
             for e in range(deg[i], deg[i + 1]):
                 hb = body_height[below[e]] + 1

@@ -238,17 +238,20 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         layer_rest_order: in the step's layer propagation, after the heights by contact distance, a
             body resting on another (a contact normal row between them pushing it with n . up >
             ``root_support_cos``, its centre above the other's) gets a greater height than that one, so
-            it is solved after it, movable, instead of fixated beside it (``contact.layers.
-            rest_order_heights``) [tumble, issue 18]. Default False (not yet proven no worse everywhere:
-            chaotic collapses move both ways). Why: in tower_roof's collapse a brick lay between a brick
-            under it and two lying on it, all three one height below it by graph distance and fixated in
-            its layer; the layer correction pushed it 70 mm into the one below. Measured (deepest overlap
-            at a final detection / steps deeper than 1 cm, off -> on): tower_roof 1600 steps 107.5 ->
-            70.9 mm / 146 -> 109, falling_roof 500 steps 63.8 -> 39.9 mm / 47 -> 34, bricks5x5 3.59 ->
-            0.10 mm, catapult 7.65 -> 5.14 mm, bullet_stacks 2.65 -> 2.39 mm; box_stack25, pyramid20,
-            breakable_wall, inclined_letters unchanged; energy gain 0 in all. Only the velocity
-            propagation's layers are reordered: also reordering the layered final correction's and the
-            settle's made falling_roof's deepest 79.4 mm.
+            it is solved after it, movable, instead of fixated beside it; roots and jointed bodies keep
+            theirs (``contact.layers.rest_order_heights``) [tumble, issue 18]. Default False: not no
+            worse everywhere yet (bullet_stacks below). Why: in tower_roof's collapse a brick lay between
+            a brick under it and two lying on it, all three one height below it by graph distance and
+            fixated in its layer; the layer correction pushed it 70 mm into the one below. Measured
+            (deepest overlap at a final detection, steps deeper than 1 cm; off -> on; the scene's run,
+            tools/shock_depth_survey.py's depth): tower_roof (1600 steps) 107.5 -> 74.2 mm, 146 -> 104;
+            falling_roof (500) 63.8 -> 41.5 mm, 47 -> 38; bullet_stacks 2.65 -> 3.31 mm (two bricks side
+            by side on the ground after the bullets, a chaotic difference); catapult 7.647 -> 7.651 mm;
+            bricks5x5, box_stack25, pyramid20, breakable_wall, inclined_letters unchanged; energy gain the
+            same (0; catapult 1.3e-6 J) in all; CPU per step within the noise (tower_roof, falling_roof,
+            alternating processes). Only the velocity propagation's layers are reordered: reordering the
+            layered final correction's and the settle's too made falling_roof's deepest 79.4 mm; raising
+            the roots too made inclined_letters' 7.0 -> 10.6 mm (a letter on the incline and on another).
         layer_ahead_copies: every contact row between two dynamic bodies of different stack heights
             is also solved in the lower body's layer, the higher body a static obstacle there (its
             pose of detect(t), no velocity, no impulse), as a velocity row only (the projections skip
