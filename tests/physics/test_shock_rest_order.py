@@ -18,10 +18,12 @@ without the rest order, 0.10 mm with it.
 import math
 
 import numpy as np
+import pytest
 
 import tumble as tb
 from tumble._core import types as T
 from tumble._core.contact.layers import articulated_heights, rest_order_heights
+from tumble.errors import SettingsError
 
 JAM = 0.03
 THETA = math.radians(15.0)
@@ -105,3 +107,8 @@ def test_rest_order_heights_by_hand():
     assert height.tolist() == [1, 2, 2, 3, 2, 1]
     assert rest_order_heights(9, row_body, row_kind, row_J, up, 0.5, 6, fixed, position, height) == 4
     assert height.tolist() == [1, 2, 3, 4, 2, 1]
+
+
+def test_a_bad_value_names_the_setting():
+    with pytest.raises(SettingsError, match="layer_rest_order"):
+        tb.World(solver="shock", layer_rest_order=1)

@@ -438,6 +438,8 @@ class ShockSettings(ContactSettings, RowSettings, JointSettings, SolverSettings)
         rc = self.root_support_cos
         if isinstance(rc, bool) or not isinstance(rc, (int, float)) or not -1.0 <= rc < 1.0:
             raise SettingsError(f"setting root_support_cos={rc!r} must be in [-1, 1)")
+        if not isinstance(self.layer_rest_order, bool):
+            raise SettingsError(f"setting layer_rest_order={self.layer_rest_order!r} must be True or False")
         lw = self.layer_warm_start
         if isinstance(lw, bool) or not isinstance(lw, (int, float)) or not 0.0 <= lw <= 1.0:
             raise SettingsError(f"setting layer_warm_start={lw!r} must be in [0, 1]")
