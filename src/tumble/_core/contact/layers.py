@@ -258,9 +258,9 @@ def rest_order_heights(row_count, row_body, row_kind, row_J, up, rest_cos, body_
     """Raise the stack heights (``articulated_heights``' output, in place) so that a body resting on
     another is above it: for every contact normal row between dynamic bodies a and b whose push on a,
     the row's linear Jacobian n on a's side, has n . up > ``rest_cos`` and whose centre of mass lies
-    above b's (up . (x_a - x_b) > 0), h_a >= h_b + 1 afterwards. Returns the number of layers (the
-    largest height). [tumble, issue 18; 000 §4 numbers the layers by graph distance, "the paper's
-    height idea" of resting order is its Fig. 12 picture.]
+    above b's (up . (x_a - x_b) > 0), h_a >= h_b + 1 afterwards (roots and jointed bodies excepted,
+    below). Returns the number of layers (the largest height). [tumble, issue 18; 000 §4 numbers the
+    layers by graph distance only.]
 
     Why: heights by contact distance from the ground put a body above its support by graph distance
     only. In tower_roof's collapse brick 476 (height 23) lay on brick 457 (height 22) with bricks
