@@ -231,8 +231,10 @@ def warm_start(row_count, row_body, row_B, row_lambda, v_lin, v_ang):
 
 @kernel(inline="always")
 def movable(b, layer, body_height):
-    """Whether side body ``b`` takes impulses in ``layer`` (-1: the whole system, no fixation)."""
-    return b >= 0 and (layer < 0 or body_height[b] != layer)
+    """Whether side body ``b`` takes impulses in ``layer`` (-1: the whole system, no fixation): in stack
+    layer i the bodies of height i + 1 move and every lower side is fixated (height i, or lower when the
+    heights follow the "rests on" order, ``contact.layers.rest_order_heights``)."""
+    return b >= 0 and (layer < 0 or body_height[b] > layer)
 
 
 @kernel(inline="always")

@@ -1201,7 +1201,7 @@ def layer_row_targets(layer_rows, start, stop, layer, body_height, row_body, row
             bases = 0
             for side in range(2):
                 b = row_body[r, side]
-                if b < 0 or body_height[b] != layer:
+                if b < 0 or body_height[b] > layer:       # not a fixated base
                     continue
                 bases += 1
                 for c in range(3):
@@ -1231,7 +1231,7 @@ def layer_targets(row_count, row_body, row_J, row_kind, row_bias, row_layer, bod
         bases = 0
         for side in range(2):
             b = row_body[r, side]
-            if b < 0 or body_height[b] != row_layer[r]:
+            if b < 0 or body_height[b] > row_layer[r]:
                 continue
             bases += 1
             for k in range(3):

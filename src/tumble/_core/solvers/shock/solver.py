@@ -21,7 +21,7 @@ import numpy as np
 from tumble._core import stages
 from tumble._core import types as T
 from tumble._core.contact.cache import carry_matched
-from tumble._core.contact.layers import articulated_heights, build_layers
+from tumble._core.contact.layers import articulated_heights, build_layers, rest_order_heights
 from tumble._core.contact.rows import store_contact_impulses
 from tumble._core.dynamics.integrate import correct_bodies
 from tumble._core.dynamics.joints import tree as joint_tree
@@ -441,7 +441,7 @@ class ShockSolver(Solver):
             stages.write_joint_rows(core, offset, dt, h, False)
             r.row_lambda[offset:rows] = kept
         (layers, layer_height, row_block, layer_row_start, layer_rows, layer_inv_diag, layer_body_start,
-         layer_bodies, total, row_body, _) = self._layers_of(core, r.row_body, rows)
+         layer_bodies, total, row_body, _) = self._layers_of(core, r.row_body, rows, rest_order=s.layer_rest_order)
         height[:] = layer_height        # the caller's array: the final correction fixates by these heights
         core.counters["layers"] = int(layers)
         core.counters["ahead_copies"] = total - rows
@@ -567,7 +567,7 @@ class ShockSolver(Solver):
             self.final_state = self._save_key(core)
         stages.lap(prof, "correction", t)
 
-    def _layers_of(self, core, row_body, rows, copies=True):
+    def _layers_of(self, core, row_body, rows, copies=True, rest_order=False):
         """The stack layers (000 §4) of the rows ``row_body[:rows]`` at the current rows' Jacobians: heights
         (``articulated_heights``; shared by ``_propagate`` and ``_settle``), the ahead copies and
         ``build_layers``' arrays, as the arguments ``shock_propagation`` takes them: (layers, height,
@@ -591,6 +591,9 @@ class ShockSolver(Solver):
         height = np.zeros(n, dtype=np.int64)
         layers = articulated_heights(rows, row_body, r.row_kind, r.row_J, up, s.root_support_cos, n, b.body_fixed,
                                      height)
+        if rest_order and gn > 0.0:
+            layers = rest_order_heights(rows, row_body, r.row_kind, r.row_J, gravity_up, s.root_support_cos, n,
+                                        b.body_fixed, b.body_position, height)
         copy_of = np.full(rows, -1, dtype=np.int64)
         extra = 0
         if copies and s.layer_ahead_copies and layers > 1:
